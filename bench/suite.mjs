@@ -1,0 +1,90 @@
+// The scenario run: every selected scenario in order, raw argon2id beside login, the login storm.
+import { combineRawVerify, measureRawVerify, storedHash } from './hashing.mjs';
+import { runLoad } from './load.mjs';
+import { measureScenario, measureStorm, STORM_PROFILE } from './measure.mjs';
+import { BUILDERS, LOGIN_CONNECTIONS, SCENARIOS } from './scenarios.mjs';
+import { sleep } from './server.mjs';
+
+/** Every key --only accepts, in the order they run. */
+export const ALL = [
+  'bare',
+  'profile',
+  'login',
+  'raw',
+  'refresh',
+  'confirm',
+  'change',
+  'register',
+  'storm',
+];
+const RAW_VERIFY_MAX_SECONDS = 5;
+
+/**
+ * @param {import('./server.mjs').Service} service
+ * @param {import('./scenarios.mjs').ScenarioContext} context
+ * @param {{ duration: number, selected: string[] }} options
+ */
+export async function runSuite(service, context, { duration, selected }) {
+  const results = { scenarios: [], rawVerify: undefined, storm: undefined };
+  await warmUp(service, context);
+
+  const rawSeconds = Math.min(duration, RAW_VERIFY_MAX_SECONDS);
+  const stored = await storedHash();
+  const measureRaw = (seconds) =>
+    measureRawVerify({ concurrency: LOGIN_CONNECTIONS, durationSeconds: seconds, stored });
+  // With login selected, raw verify runs in slices before, between and after slices of login, so
+  // that both sides of their ratio see the same machine, however busy it is.
+  const rawWithLogin = selected.includes('raw') && selected.includes('login');
+  const loginSlices = Math.max(1, Math.round(duration / 2));
+  const rawSlices = [];
+  const interleaveRaw = {
+    slices: loginSlices,
+    between: async () => {
+      rawSlices.push(await measureRaw(rawSeconds / (loginSlices + 1)));
+    },
+  };
+
+  for (const key of selected) {
+    if (key === 'raw') {
+      if (!rawWithLogin) {
+        console.log(`raw argon2id verify, concurrency ${LOGIN_CONNECTIONS}, ${rawSeconds} s …`);
+        results.rawVerify = combineRawVerify([await measureRaw(rawSeconds)]);
+      }
+      continue;
+    }
+    if (key === 'storm') {
+      console.log(`login storm with GET /api/profile at ${STORM_PROFILE.overallRate} req/s …`);
+      results.storm = await measureStorm(service, context, duration);
+    } else {
+      const scenario = /** @type {import('./scenarios.mjs').ScenarioSpec} */ (
+        SCENARIOS.find((s) => s.key === key)
+      );
+      const withRaw = key === 'login' && rawWithLogin;
+      console.log(
+        `${scenario.name}, ${scenario.connections} connections, ${duration} s` +
+          (withRaw ? ` in ${loginSlices} slices, raw argon2id verify around them …` : ' …'),
+      );
+      const interleave = withRaw ? interleaveRaw : undefined;
+      results.scenarios.push(
+        await measureScenario(service, scenario, context, duration, interleave),
+      );
+      if (withRaw) results.rawVerify = combineRawVerify(rawSlices);
+    }
+    await sleep(1000); // let the mail outbox and the garbage collector catch up
+  }
+  return results;
+}
+
+/** A couple of seconds on the cheap paths, so the first scenario does not pay for the JIT. */
+async function warmUp(service, context) {
+  for (const key of ['bare', 'profile']) {
+    const built = await BUILDERS[key](context, 8);
+    await runLoad({
+      url: service.url,
+      durationSeconds: 1,
+      connections: 8,
+      request: built.request,
+      expect: { status: 200 },
+    });
+  }
+}

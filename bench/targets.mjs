@@ -1,0 +1,90 @@
+// The issue's targets, as ratios within one run, so that a slow or busy machine moves both sides.
+
+export const TARGETS = {
+  loginVsRawVerify: 0.9,
+  profileVsBare: 0.4,
+  stormProfileP99Ms: 25,
+  peakRssMib: 150,
+  soakRssDrift: 0.1,
+};
+
+/**
+ * @typedef {object} Target
+ * @property {string} name
+ * @property {string} measured
+ * @property {string} threshold
+ * @property {boolean | null} pass   null: not measured in this run
+ */
+
+const pct = (ratio) => `${(ratio * 100).toFixed(1)}%`;
+
+/**
+ * @param {{ scenarios: any[], rawVerify?: any, storm?: any }} results
+ * @returns {Target[]}
+ */
+export function evaluateTargets({ scenarios, rawVerify, storm }) {
+  const find = (key) => scenarios.find((s) => s.key === key);
+  const login = find('login');
+  const profile = find('profile');
+  const bare = find('bare');
+  const targets = [];
+
+  if (login && rawVerify) {
+    const ratio = login.requests_per_second / rawVerify.verifies_per_second;
+    targets.push({
+      name: `login ≥ ${pct(TARGETS.loginVsRawVerify)} of raw argon2id verify/s (concurrency ${login.connections})`,
+      measured: `${pct(ratio)} (${login.requests_per_second} vs ${rawVerify.verifies_per_second}/s)`,
+      threshold: `≥ ${pct(TARGETS.loginVsRawVerify)}`,
+      pass: ratio >= TARGETS.loginVsRawVerify,
+    });
+  } else targets.push(skipped('login vs raw argon2id verify/s'));
+
+  if (profile && bare) {
+    const ratio = profile.requests_per_second / bare.requests_per_second;
+    targets.push({
+      name: `GET /api/profile ≥ ${pct(TARGETS.profileVsBare)} of the bare route`,
+      measured: `${pct(ratio)} (${profile.requests_per_second} vs ${bare.requests_per_second} req/s)`,
+      threshold: `≥ ${pct(TARGETS.profileVsBare)}`,
+      pass: ratio >= TARGETS.profileVsBare,
+    });
+  } else targets.push(skipped('GET /api/profile vs the bare route'));
+
+  if (storm) {
+    const p99 = storm.profile.p99_ms;
+    targets.push({
+      name: `GET /api/profile p99 during a login storm < ${TARGETS.stormProfileP99Ms} ms`,
+      measured: `${p99} ms (service event-loop delay p99 ${storm.loop_delay.p99_ms} ms, max ${storm.loop_delay.max_ms} ms)`,
+      threshold: `< ${TARGETS.stormProfileP99Ms} ms`,
+      pass: p99 < TARGETS.stormProfileP99Ms,
+    });
+  } else targets.push(skipped('GET /api/profile p99 during a login storm'));
+
+  const peaks = [...scenarios.map((s) => s.peak_rss_mib), storm?.peak_rss_mib ?? 0];
+  if (scenarios.length > 0 || storm) {
+    const peak = Math.max(...peaks);
+    targets.push({
+      name: `service peak RSS under load ≤ ${TARGETS.peakRssMib} MiB`,
+      measured: `${peak} MiB`,
+      threshold: `≤ ${TARGETS.peakRssMib} MiB`,
+      pass: peak <= TARGETS.peakRssMib,
+    });
+  }
+  return targets;
+}
+
+/** @param {{ start_rss_mib: number, end_rss_mib: number }} soak @returns {Target} */
+export function evaluateSoak(soak) {
+  const drift = (soak.end_rss_mib - soak.start_rss_mib) / soak.start_rss_mib;
+  return {
+    name: `RSS flat within ${pct(TARGETS.soakRssDrift)} from after the warm-up to the end of the soak`,
+    measured: `${soak.start_rss_mib} → ${soak.end_rss_mib} MiB (${drift >= 0 ? '+' : ''}${pct(drift)})`,
+    threshold: `|drift| ≤ ${pct(TARGETS.soakRssDrift)}`,
+    pass: Math.abs(drift) <= TARGETS.soakRssDrift,
+  };
+}
+
+/** @param {string} name @returns {Target} */
+const skipped = (name) => ({ name, measured: 'not measured', threshold: '', pass: null });
+
+/** @param {Target} target */
+export const verdict = (target) => (target.pass === null ? 'SKIP' : target.pass ? 'PASS' : 'FAIL');

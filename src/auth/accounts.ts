@@ -1,0 +1,54 @@
+import { Errors } from '../errors.js';
+import type { UserRow } from './users.store.js';
+
+export const EMAIL_MAX_LENGTH = 254;
+
+/** The `user` object of every response: never a hash. */
+export interface PublicUser {
+  id: string;
+  email: string;
+  email_confirmed: boolean;
+  name: string | null;
+  bio: string | null;
+  avatar_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export function publicUser(row: UserRow): PublicUser {
+  return {
+    id: row.id,
+    email: row.email,
+    email_confirmed: row.email_confirmed_at !== null,
+    name: row.name,
+    bio: row.bio,
+    avatar_url: row.avatar_url,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}
+
+// One @, a non-empty local part, a domain with a dot; no spaces or control characters anywhere.
+const EMAIL_PATTERN = /^[^@\s\p{Cc}]+@[^@\s\p{Cc}.]+(\.[^@\s\p{Cc}.]+)+$/u;
+
+export function isEmailAddress(raw: string): boolean {
+  const email = raw.trim();
+  return email.length <= EMAIL_MAX_LENGTH && EMAIL_PATTERN.test(email);
+}
+
+/** Trims and validates an e-mail address (API.md, Values), or answers validation_failed. */
+export function parseEmailAddress(raw: string, field = 'email'): string {
+  const email = raw.trim();
+  if (email.length > EMAIL_MAX_LENGTH) {
+    throw Errors.validationFailed([
+      { field, message: `must be at most ${EMAIL_MAX_LENGTH} characters` },
+    ]);
+  }
+  if (!EMAIL_PATTERN.test(email))
+    throw Errors.validationFailed([{ field, message: 'must be an e-mail address' }]);
+  return email;
+}
+
+export function sameAddress(a: string, b: string): boolean {
+  return a.trim().toLowerCase() === b.trim().toLowerCase();
+}

@@ -1,0 +1,56 @@
+import type { ServiceContext } from '../context.js';
+import { Errors } from '../errors.js';
+import { confirmationCodeMessage } from '../mail/messages.js';
+import { parseEmailAddress, sameAddress } from './accounts.js';
+import { checkCode, consumeCheckedCode, issueCode } from './one-time-codes.js';
+import type { Caller } from './sessions.js';
+import { findUserByEmail, findUserById, markEmailConfirmed } from './users.store.js';
+
+/** With a bearer token, the address must be the caller's own. */
+async function assertCallerOwns(
+  ctx: ServiceContext,
+  caller: Caller | undefined,
+  email: string,
+): Promise<void> {
+  if (caller === undefined) return;
+  const user = await findUserById(ctx.db, caller.userId);
+  if (user === undefined || !sameAddress(user.email, email)) throw Errors.emailMismatch();
+}
+
+/**
+ * E-mails a new confirmation code. The answer is the same for unknown and already confirmed
+ * addresses (which get no e-mail), so it reveals nothing; the 60 s window applies to all of them.
+ */
+export async function sendConfirmationCode(
+  ctx: ServiceContext,
+  rawEmail: string,
+  caller?: Caller,
+): Promise<void> {
+  const email = parseEmailAddress(rawEmail);
+  await assertCallerOwns(ctx, caller, email);
+  await ctx.limits.takeCodeSend(email, 'confirm_email');
+  const user = await findUserByEmail(ctx.db, email);
+  if (user === undefined || user.email_confirmed_at !== null) return;
+  await ctx.db.transaction().execute(async (trx) => {
+    const code = await issueCode(ctx, trx, user.id, 'confirm_email');
+    await ctx.outbox.enqueue(trx, confirmationCodeMessage(user.email, code), ctx.clock());
+  });
+}
+
+/** One answer (invalid_code) for a wrong, expired, used or burnt code, an unknown or confirmed address. */
+export async function confirmEmail(
+  ctx: ServiceContext,
+  rawEmail: string,
+  code: string,
+  caller?: Caller,
+) {
+  const email = parseEmailAddress(rawEmail);
+  await assertCallerOwns(ctx, caller, email);
+  const user = await findUserByEmail(ctx.db, email);
+  if (user === undefined || user.email_confirmed_at !== null) throw Errors.invalidCode();
+  const checked = await checkCode(ctx, user.id, 'confirm_email', code);
+  await ctx.db.transaction().execute(async (trx) => {
+    await consumeCheckedCode(trx, checked);
+    await markEmailConfirmed(trx, user.id, ctx.clock());
+  });
+}

@@ -1,0 +1,26 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../db/database.js';
+import { deleteExpiredCodes } from './codes.store.js';
+import { deleteExpiredSessions } from './sessions.store.js';
+
+const INTERVAL_MS = 10 * 60_000;
+
+/**
+ * Deletes expired sessions and codes. They are already refused when read (every lookup checks its
+ * expiry); this only keeps the tables small. Safe to run on every instance.
+ */
+export async function sweepExpired(db: Db, now: number): Promise<void> {
+  await deleteExpiredSessions(db, now);
+  await deleteExpiredCodes(db, now);
+}
+
+/** Runs `sweepExpired` every 10 minutes; returns the function that stops it. */
+export function startHousekeeping(db: Db, clock: () => number, log: FastifyBaseLogger): () => void {
+  const timer = setInterval(() => {
+    sweepExpired(db, clock()).catch((error: unknown) => {
+      log.warn({ err: error }, 'housekeeping failed; will retry');
+    });
+  }, INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,38 @@
+import type { ServiceContext } from '../context.js';
+import { Errors } from '../errors.js';
+import { normalizePassword } from '../security/password-policy.js';
+import { isEmailAddress, publicUser, type PublicUser } from './accounts.js';
+import { startSession, type ClientInfo, type TokenResponse } from './sessions.js';
+import { findUserByEmail, replacePasswordHash } from './users.store.js';
+
+/**
+ * Signs a user in. Unknown address and wrong password give the same answer after the same work
+ * (a verify against a dummy hash), and both count towards the per-account and per-IP limits.
+ * The attempt is counted before the hash is checked, so a burst of concurrent guesses cannot all
+ * pass the limit while their hashes run.
+ */
+export async function login(
+  ctx: ServiceContext,
+  email: string,
+  password: string,
+  client: ClientInfo,
+): Promise<{ user: PublicUser } & TokenResponse> {
+  const attempt = await ctx.limits.beginLoginAttempt(email, client.ip);
+  const candidate = normalizePassword(password);
+  const user = await attempt.check(async () => {
+    // A malformed address cannot belong to an account; it fails like any unknown one.
+    const found = isEmailAddress(email) ? await findUserByEmail(ctx.db, email) : undefined;
+    if (found === undefined) {
+      await ctx.hasher.verifyDummy(candidate);
+      return undefined;
+    }
+    return (await ctx.hasher.verify(found.password_hash, candidate)) ? found : undefined;
+  });
+  if (user === undefined) throw Errors.invalidCredentials();
+  if (ctx.hasher.needsRehash(user.password_hash)) {
+    const upgraded = await ctx.hasher.hash(candidate);
+    await replacePasswordHash(ctx.db, user.id, user.password_hash, upgraded, ctx.clock());
+  }
+  const tokens = await startSession(ctx, user.id, client);
+  return { user: publicUser(user), ...tokens };
+}

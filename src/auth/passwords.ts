@@ -1,0 +1,107 @@
+import type { ServiceContext } from '../context.js';
+import { Errors } from '../errors.js';
+import {
+  passwordChangedMessage,
+  passwordResetCodeMessage,
+  passwordResetMessage,
+} from '../mail/messages.js';
+import { normalizePassword } from '../security/password-policy.js';
+import { parseEmailAddress } from './accounts.js';
+import { checkCode, consumeCheckedCode, issueCode } from './one-time-codes.js';
+import type { Caller } from './sessions.js';
+import { deleteSessionsOfUser } from './sessions.store.js';
+import {
+  findUserByEmail,
+  findUserById,
+  markEmailConfirmed,
+  replacePasswordHash,
+  type UserRow,
+} from './users.store.js';
+
+/**
+ * Verifies the caller's current password, counting wrong ones: after 5 within 15 minutes every
+ * attempt is refused, the right password included, until the window passes.
+ */
+export async function verifyCurrentPassword(
+  ctx: ServiceContext,
+  userId: string,
+  password: string,
+): Promise<UserRow> {
+  const attempt = await ctx.limits.beginPasswordAttempt(userId);
+  const verified = await attempt.check(async () => {
+    const user = await findUserById(ctx.db, userId);
+    if (user === undefined) throw Errors.unauthorized();
+    return (await ctx.hasher.verify(user.password_hash, normalizePassword(password)))
+      ? user
+      : undefined;
+  });
+  if (verified === undefined) throw Errors.incorrectPassword();
+  return verified;
+}
+
+/** The seed operation: checks the current password before any work on the new one. */
+export async function changePassword(
+  ctx: ServiceContext,
+  caller: Caller,
+  current: string,
+  next: string,
+): Promise<void> {
+  const user = await verifyCurrentPassword(ctx, caller.userId, current);
+  const problems = ctx.policy.problems(next, user.email, 'new_password');
+  if (problems.length > 0) throw Errors.weakPassword(problems);
+  if (normalizePassword(next) === normalizePassword(current)) throw Errors.samePassword();
+
+  const newHash = await ctx.hasher.hash(normalizePassword(next));
+  const now = ctx.clock();
+  await ctx.db.transaction().execute(async (trx) => {
+    // Lost a race with a concurrent change: the password we verified is no longer the current one.
+    if (!(await replacePasswordHash(trx, user.id, user.password_hash, newHash, now)))
+      throw Errors.incorrectPassword();
+    await deleteSessionsOfUser(trx, user.id, caller.sessionId);
+    await ctx.outbox.enqueue(trx, passwordChangedMessage(user.email, ctx.config.publicUrl), now);
+  });
+  await ctx.limits.clearWrongPasswords(user.id);
+}
+
+/** Same answer for every address; only a registered one gets a code. */
+export async function forgotPassword(ctx: ServiceContext, rawEmail: string): Promise<void> {
+  const email = parseEmailAddress(rawEmail);
+  await ctx.limits.takeCodeSend(email, 'reset_password');
+  const user = await findUserByEmail(ctx.db, email);
+  if (user === undefined) return;
+  await ctx.db.transaction().execute(async (trx) => {
+    const code = await issueCode(ctx, trx, user.id, 'reset_password');
+    await ctx.outbox.enqueue(trx, passwordResetCodeMessage(user.email, code), ctx.clock());
+  });
+}
+
+/**
+ * Sets a new password with a reset code. The policy is checked first, so a weak password neither
+ * consumes the code nor counts as a wrong try. The code proves the address, so it is confirmed too.
+ */
+export async function resetPassword(
+  ctx: ServiceContext,
+  rawEmail: string,
+  code: string,
+  next: string,
+): Promise<void> {
+  const email = parseEmailAddress(rawEmail);
+  const problems = ctx.policy.problems(next, email, 'new_password');
+  if (problems.length > 0) throw Errors.weakPassword(problems);
+  const user = await findUserByEmail(ctx.db, email);
+  if (user === undefined) throw Errors.invalidCode();
+  const checked = await checkCode(ctx, user.id, 'reset_password', code);
+
+  const newHash = await ctx.hasher.hash(normalizePassword(next));
+  const now = ctx.clock();
+  await ctx.db.transaction().execute(async (trx) => {
+    await consumeCheckedCode(trx, checked);
+    if (!(await replacePasswordHash(trx, user.id, user.password_hash, newHash, now)))
+      throw Errors.invalidCode();
+    await markEmailConfirmed(trx, user.id, now);
+    await deleteSessionsOfUser(trx, user.id);
+    await ctx.outbox.enqueue(trx, passwordResetMessage(user.email, ctx.config.publicUrl), now);
+  });
+  await ctx.limits.clearWrongPasswords(user.id);
+  await ctx.limits.liftLoginLockout(email);
+}

@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import type { ServiceContext } from '../context.js';
+import { Errors } from '../errors.js';
+import { confirmationCodeMessage } from '../mail/messages.js';
+import { normalizePassword } from '../security/password-policy.js';
+import { parseEmailAddress, publicUser, type PublicUser } from './accounts.js';
+import { issueCode } from './one-time-codes.js';
+import { startSession, type ClientInfo, type TokenResponse } from './sessions.js';
+import { findUserByEmail, insertUser, normalizeEmail, type UserRow } from './users.store.js';
+
+export interface Registration {
+  readonly email: string;
+  readonly password: string;
+  readonly name?: string | undefined;
+}
+
+/** Creates the account, e-mails a confirmation code and signs the new user in. */
+export async function register(
+  ctx: ServiceContext,
+  input: Registration,
+  client: ClientInfo,
+): Promise<{ user: PublicUser } & TokenResponse> {
+  const email = parseEmailAddress(input.email);
+  const problems = ctx.policy.problems(input.password, email, 'password');
+  if (problems.length > 0) throw Errors.weakPassword(problems);
+  if (await findUserByEmail(ctx.db, email)) throw Errors.emailTaken();
+
+  const passwordHash = await ctx.hasher.hash(normalizePassword(input.password));
+  const now = ctx.clock();
+  const user: UserRow = {
+    id: randomUUID(),
+    email,
+    email_normalized: normalizeEmail(email),
+    password_hash: passwordHash,
+    email_confirmed_at: null,
+    name: input.name ?? null,
+    bio: null,
+    avatar_url: null,
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await ctx.db.transaction().execute(async (trx) => {
+      await insertUser(trx, user);
+      const code = await issueCode(ctx, trx, user.id, 'confirm_email');
+      await ctx.outbox.enqueue(trx, confirmationCodeMessage(email, code), now);
+    });
+  } catch (error) {
+    // Two registrations of one address at once: the unique index lets one through.
+    if (await findUserByEmail(ctx.db, email)) throw Errors.emailTaken();
+    throw error;
+  }
+  await ctx.limits.recordCodeSend(email, 'confirm_email');
+  const tokens = await startSession(ctx, user.id, client);
+  return { user: publicUser(user), ...tokens };
+}

@@ -1,0 +1,146 @@
+import { Type } from '@sinclair/typebox';
+import { BearerSecurity, MessageBody, withErrors } from '../http/schemas.js';
+
+/**
+ * Request and response schemas of the Auth group: they validate requests (no type coercion) and
+ * are the OpenAPI document. Rules that need more than a schema (e-mail format after trimming,
+ * the password policy) live in the services and answer with the same error shape.
+ */
+
+// Generous outer bounds only: the e-mail and password rules give the precise errors.
+const Email = Type.String({
+  maxLength: 1024,
+  description: 'E-mail address; trimmed, compared case-insensitively.',
+});
+const Password = Type.String({
+  maxLength: 4096,
+  description: 'Any Unicode text; policy: 8–128 code points after NFC.',
+});
+const Code = Type.String({ maxLength: 64, description: 'The 6-digit code from the e-mail.' });
+export const Name = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^[^\\p{Cc}]*$',
+  description: '1–100 characters, no control characters.',
+});
+
+export const User = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    email: Type.String(),
+    email_confirmed: Type.Boolean(),
+    name: Type.Union([Type.String(), Type.Null()]),
+    bio: Type.Union([Type.String(), Type.Null()]),
+    avatar_url: Type.Union([Type.String(), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'User', title: 'User' },
+);
+
+const tokenFields = {
+  access_token: Type.String({ description: 'JWT (typ at+jwt), valid 15 minutes.' }),
+  refresh_token: Type.String({ description: 'Opaque; rotated on every use; valid up to 30 days.' }),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Literal(900),
+};
+
+const signedIn = (message: string) =>
+  Type.Object({ message: Type.Literal(message), user: Type.Ref(User), ...tokenFields });
+
+const tags = ['Auth'];
+
+export const registerSchema = {
+  tags,
+  summary: 'Create an account; a confirmation code is e-mailed',
+  body: Type.Object({ email: Email, password: Password, name: Type.Optional(Name) }),
+  response: withErrors({ 201: signedIn('User registered') }),
+};
+
+export const loginSchema = {
+  tags,
+  summary: 'Sign in with e-mail and password',
+  body: Type.Object({ email: Email, password: Password }),
+  response: withErrors({ 200: signedIn('Login successful') }),
+};
+
+export const refreshSchema = {
+  tags,
+  summary: 'Exchange a refresh token for new tokens (rotation)',
+  body: Type.Object({ refresh_token: Type.String({ maxLength: 512 }) }),
+  response: withErrors({
+    200: Type.Object({ message: Type.Literal('Token refreshed'), ...tokenFields }),
+  }),
+};
+
+export const logoutSchema = {
+  tags,
+  summary: 'End this session, or every session with `all: true`',
+  security: BearerSecurity,
+  body: Type.Object({ all: Type.Optional(Type.Boolean()) }),
+  response: withErrors({ 200: MessageBody('Logged out') }),
+};
+
+export const sendConfirmationCodeSchema = {
+  tags,
+  summary: 'E-mail a new confirmation code (same answer for every address)',
+  security: [{}, ...BearerSecurity],
+  body: Type.Object({ email: Email }),
+  response: withErrors({ 200: MessageBody('Confirmation code sent') }),
+};
+
+export const confirmEmailSchema = {
+  tags,
+  summary: 'Confirm an e-mail address with its code',
+  security: [{}, ...BearerSecurity],
+  body: Type.Object({ email: Email, code: Code }),
+  response: withErrors({ 200: MessageBody('Email confirmed') }),
+};
+
+export const changePasswordSchema = {
+  tags,
+  summary: "Change the caller's password; signs out every other session",
+  security: BearerSecurity,
+  body: Type.Object({ password: Password, new_password: Password }),
+  response: withErrors({ 200: MessageBody('User changed password successful') }),
+};
+
+export const forgotPasswordSchema = {
+  tags,
+  summary: 'E-mail a password reset code (same answer for every address)',
+  body: Type.Object({ email: Email }),
+  response: withErrors({
+    200: MessageBody('If the address is registered, a reset code has been sent'),
+  }),
+};
+
+export const resetPasswordSchema = {
+  tags,
+  summary: 'Set a new password with a reset code; signs out every session',
+  body: Type.Object({ email: Email, code: Code, new_password: Password }),
+  response: withErrors({ 200: MessageBody('Password reset successful') }),
+};
+
+const Session = Type.Object({
+  id: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  last_used_at: Type.String({ format: 'date-time' }),
+  user_agent: Type.Union([Type.String(), Type.Null()]),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  current: Type.Boolean(),
+});
+
+export const listSessionsSchema = {
+  tags,
+  summary: "The caller's live sessions",
+  security: BearerSecurity,
+  response: withErrors({ 200: Type.Object({ sessions: Type.Array(Session) }) }),
+};
+
+export const revokeSessionSchema = {
+  tags,
+  summary: 'Revoke one of the caller’s sessions',
+  security: BearerSecurity,
+  params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+  response: withErrors({ 200: MessageBody('Session revoked') }),
+};

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import type { ServiceContext } from '../context.js';
+import { Errors } from '../errors.js';
+import { ACCESS_TOKEN_TTL_SECONDS } from '../security/access-tokens.js';
+import { REFRESH_REUSE_GRACE_MS, REFRESH_TOKEN_TTL_MS } from '../security/refresh-tokens.js';
+import {
+  advanceGeneration,
+  deleteSession,
+  deleteSessionsOfUser,
+  findLiveSession,
+  insertSession,
+  listLiveSessions,
+  type SessionRow,
+} from './sessions.store.js';
+
+export interface TokenResponse {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'Bearer';
+  expires_in: typeof ACCESS_TOKEN_TTL_SECONDS;
+}
+
+export interface ClientInfo {
+  readonly userAgent: string | undefined;
+  readonly ip: string;
+}
+
+/** Whom an authenticated request acts for. */
+export interface Caller {
+  readonly userId: string;
+  readonly sessionId: string;
+}
+
+const USER_AGENT_MAX_LENGTH = 512;
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export async function startSession(
+  ctx: ServiceContext,
+  userId: string,
+  client: ClientInfo,
+): Promise<TokenResponse> {
+  const now = ctx.clock();
+  const session: SessionRow = {
+    id: randomUUID(),
+    user_id: userId,
+    refresh_seed: ctx.refreshTokens.newSeed(),
+    refresh_generation: 0,
+    recent_rotations: null,
+    user_agent: client.userAgent?.slice(0, USER_AGENT_MAX_LENGTH) ?? null,
+    ip: client.ip,
+    created_at: now,
+    last_used_at: now,
+    expires_at: now + REFRESH_TOKEN_TTL_MS,
+  };
+  await insertSession(ctx.db, session);
+  return tokensFor(ctx, session);
+}
+
+async function tokensFor(ctx: ServiceContext, session: SessionRow): Promise<TokenResponse> {
+  return {
+    access_token: await ctx.accessTokens.sign({ userId: session.user_id, sessionId: session.id }),
+    refresh_token: ctx.refreshTokens.issue(
+      session.id,
+      session.refresh_seed,
+      session.refresh_generation,
+    ),
+    token_type: 'Bearer',
+    expires_in: ACCESS_TOKEN_TTL_SECONDS,
+  };
+}
+
+/**
+ * Rotates a refresh token. The current one moves the session to its next generation. An
+ * already-rotated one revokes the session (it was stolen, or replayed), except the one rotated
+ * in the last 10 s, which gets the session's current token (two tabs refreshing at once).
+ */
+export async function refreshSession(
+  ctx: ServiceContext,
+  refreshToken: string,
+): Promise<TokenResponse> {
+  const presented = ctx.refreshTokens.parse(refreshToken);
+  if (presented === undefined) throw Errors.invalidRefreshToken();
+  const now = ctx.clock();
+  const session = await findLiveSession(ctx.db, presented.sessionId, now);
+  if (session === undefined || !ctx.refreshTokens.isAuthentic(refreshToken, session.refresh_seed)) {
+    throw Errors.invalidRefreshToken();
+  }
+  if (presented.generation === session.refresh_generation) {
+    const rotations = JSON.stringify([
+      ...recentRotations(session, now),
+      [presented.generation, now],
+    ]);
+    if (await advanceGeneration(ctx.db, session, rotations, now)) {
+      return tokensFor(ctx, { ...session, refresh_generation: session.refresh_generation + 1 });
+    }
+    // A concurrent refresh rotated it between our read and our write: treat as the grace case.
+    return refreshSession(ctx, refreshToken);
+  }
+  const rotatedRecently = recentRotations(session, now).some(([g]) => g === presented.generation);
+  if (presented.generation < session.refresh_generation && rotatedRecently) {
+    return tokensFor(ctx, session);
+  }
+  await deleteSession(ctx.db, session.id, session.user_id);
+  throw Errors.invalidRefreshToken();
+}
+
+/** The session's rotations within the grace window, as [generation, rotatedAt] pairs. */
+function recentRotations(session: SessionRow, now: number): [number, number][] {
+  const all = JSON.parse(session.recent_rotations ?? '[]') as [number, number][];
+  return all.filter(([, rotatedAt]) => now - rotatedAt <= REFRESH_REUSE_GRACE_MS);
+}
+
+export async function logout(
+  ctx: ServiceContext,
+  caller: Caller,
+  everywhere: boolean,
+): Promise<void> {
+  if (everywhere) {
+    await deleteSessionsOfUser(ctx.db, caller.userId);
+    return;
+  }
+  await deleteSession(ctx.db, caller.sessionId, caller.userId);
+}
+
+export interface SessionView {
+  id: string;
+  created_at: string;
+  last_used_at: string;
+  user_agent: string | null;
+  ip: string | null;
+  current: boolean;
+}
+
+export async function listSessions(ctx: ServiceContext, caller: Caller): Promise<SessionView[]> {
+  const sessions = await listLiveSessions(ctx.db, caller.userId, ctx.clock());
+  return sessions.map((s) => ({
+    id: s.id,
+    created_at: new Date(s.created_at).toISOString(),
+    last_used_at: new Date(s.last_used_at).toISOString(),
+    user_agent: s.user_agent,
+    ip: s.ip,
+    current: s.id === caller.sessionId,
+  }));
+}
+
+export async function revokeSession(
+  ctx: ServiceContext,
+  caller: Caller,
+  sessionId: string,
+): Promise<void> {
+  if (!SESSION_ID.test(sessionId)) throw Errors.notFound();
+  if (!(await deleteSession(ctx.db, sessionId, caller.userId))) throw Errors.notFound();
+}

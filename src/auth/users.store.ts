@@ -1,0 +1,77 @@
+import type { Kysely, Selectable } from 'kysely';
+import { reusableQuery } from '../db/reusable-query.js';
+import type { Database, UsersTable } from '../db/tables.js';
+
+export type UserRow = Selectable<UsersTable>;
+type Executor = Kysely<Database>;
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+const selectUserByEmail = reusableQuery((db: Executor, emailNormalized: string) =>
+  db.selectFrom('users').selectAll().where('email_normalized', '=', emailNormalized),
+);
+
+export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
+  return (await selectUserByEmail(db, normalizeEmail(email)))[0];
+}
+
+const selectUserById = reusableQuery((db: Executor, id: string) =>
+  db.selectFrom('users').selectAll().where('id', '=', id),
+);
+
+export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
+  return (await selectUserById(db, id))[0];
+}
+
+export async function insertUser(db: Executor, user: UserRow): Promise<void> {
+  await db.insertInto('users').values(user).execute();
+}
+
+/** Replaces the hash only if it is still `expectedHash`: of two concurrent changes, one wins. */
+export async function replacePasswordHash(
+  db: Executor,
+  userId: string,
+  expectedHash: string,
+  newHash: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ password_hash: newHash, updated_at: now })
+    .where('id', '=', userId)
+    .where('password_hash', '=', expectedHash)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+export async function markEmailConfirmed(db: Executor, userId: string, now: number): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ email_confirmed_at: now, updated_at: now })
+    .where('id', '=', userId)
+    .where('email_confirmed_at', 'is', null)
+    .execute();
+}
+
+export type ProfileChanges = Partial<Pick<UsersTable, 'name' | 'bio' | 'avatar_url'>>;
+
+export async function updateProfileFields(
+  db: Executor,
+  userId: string,
+  changes: ProfileChanges,
+  now: number,
+) {
+  await db
+    .updateTable('users')
+    .set({ name: changes.name, bio: changes.bio, avatar_url: changes.avatar_url, updated_at: now })
+    .where('id', '=', userId)
+    .execute();
+}
+
+export async function deleteUser(db: Executor, userId: string): Promise<void> {
+  await db.deleteFrom('one_time_codes').where('user_id', '=', userId).execute();
+  await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
+  await db.deleteFrom('users').where('id', '=', userId).execute();
+}

@@ -1,0 +1,169 @@
+import { isIP } from 'node:net';
+
+/** Every setting of the service, parsed and validated once at start-up (API.md, Configuration). */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly database: DatabaseLocation;
+  /** PostgreSQL connections per instance. */
+  readonly databasePoolSize: number;
+  readonly redisUrl: string | undefined;
+  /** Undefined only for SQLite, where the secret is generated into the data directory. */
+  readonly appSecret: string | undefined;
+  readonly passwordMinLength: number;
+  readonly smtpUrl: string | undefined;
+  readonly mailFrom: string;
+  readonly trustProxy: boolean | string[];
+  /** No trailing slash; the tokens' `iss` and `aud`. */
+  readonly publicUrl: string;
+  readonly logLevel: string;
+}
+
+export type DatabaseLocation =
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | { readonly kind: 'postgres'; readonly url: string };
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = parsePort(env.PORT);
+  const database = parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/auth.db');
+  const appSecret = parseAppSecret(env.APP_SECRET, database);
+  return Object.freeze({
+    port,
+    host: nonEmpty('HOST', env.HOST) ?? '127.0.0.1',
+    database,
+    databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
+    redisUrl: parseUrl('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']),
+    appSecret,
+    passwordMinLength: parsePasswordMinLength(env.PASSWORD_MIN_LENGTH),
+    smtpUrl: parseUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:']),
+    mailFrom: parseMailFrom(env.MAIL_FROM),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    publicUrl: parsePublicUrl(env.PUBLIC_URL, port),
+    logLevel: parseLogLevel(env.LOG_LEVEL),
+  });
+}
+
+function nonEmpty(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new ConfigError(`${name} is set but empty`);
+  return value.trim();
+}
+
+function parseInteger(name: string, value: string, min: number, max: number): number {
+  if (!/^\d+$/.test(value)) throw new ConfigError(`${name} must be a whole number, got "${value}"`);
+  const n = Number(value);
+  if (n < min || n > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function parsePort(value: string | undefined): number {
+  const raw = nonEmpty('PORT', value);
+  return raw === undefined ? 3000 : parseInteger('PORT', raw, 0, 65535);
+}
+
+function parseDatabaseUrl(value: string): DatabaseLocation {
+  const raw = nonEmpty('DATABASE_URL', value) ?? '';
+  if (raw.startsWith('sqlite:')) {
+    const path = raw.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (path === '')
+      throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:data/auth.db');
+    return { kind: 'sqlite', path };
+  }
+  if (raw.startsWith('postgres://') || raw.startsWith('postgresql://')) {
+    parseUrl('DATABASE_URL', raw, ['postgres:', 'postgresql:']);
+    return { kind: 'postgres', url: raw };
+  }
+  throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+function parseAppSecret(value: string | undefined, database: DatabaseLocation): string | undefined {
+  const raw = nonEmpty('APP_SECRET', value);
+  if (raw === undefined) {
+    if (database.kind === 'postgres') {
+      throw new ConfigError(
+        'APP_SECRET is required with PostgreSQL (at least 32 bytes, shared by every instance)',
+      );
+    }
+    return undefined;
+  }
+  if (Buffer.byteLength(raw, 'utf8') < 32)
+    throw new ConfigError('APP_SECRET must be at least 32 bytes long');
+  return raw;
+}
+
+function parsePoolSize(value: string | undefined): number {
+  const raw = nonEmpty('DATABASE_POOL_SIZE', value);
+  return raw === undefined ? 10 : parseInteger('DATABASE_POOL_SIZE', raw, 1, 1000);
+}
+
+function parsePasswordMinLength(value: string | undefined): number {
+  const raw = nonEmpty('PASSWORD_MIN_LENGTH', value);
+  return raw === undefined ? 8 : parseInteger('PASSWORD_MIN_LENGTH', raw, 8, 128);
+}
+
+function parseUrl(
+  name: string,
+  value: string | undefined,
+  protocols: string[],
+): string | undefined {
+  const raw = nonEmpty(name, value);
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.map((p) => p + '//').join(' or ')}`);
+  }
+  return raw;
+}
+
+function parseMailFrom(value: string | undefined): string {
+  const raw = nonEmpty('MAIL_FROM', value) ?? 'no-reply@localhost';
+  if (!/^[^@\s]+@[^@\s]+$/.test(raw) && !/<[^@\s<>]+@[^@\s<>]+>$/.test(raw)) {
+    throw new ConfigError(`MAIL_FROM must be an e-mail address, got "${raw}"`);
+  }
+  return raw;
+}
+
+function parseTrustProxy(value: string | undefined): boolean | string[] {
+  const raw = nonEmpty('TRUST_PROXY', value);
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  const entries = raw.split(',').map((s) => s.trim());
+  for (const entry of entries) {
+    const [address, prefix, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const prefixOk =
+      prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      throw new ConfigError(
+        `TRUST_PROXY must be true or a comma-separated list of IP addresses/CIDRs, got "${entry}"`,
+      );
+    }
+  }
+  return entries;
+}
+
+function parsePublicUrl(value: string | undefined, port: number): string {
+  const raw = parseUrl('PUBLIC_URL', value, ['http:', 'https:']) ?? `http://127.0.0.1:${port}`;
+  return raw.replace(/\/+$/, '');
+}
+
+function parseLogLevel(value: string | undefined): string {
+  const raw = nonEmpty('LOG_LEVEL', value) ?? 'info';
+  if (!LOG_LEVELS.includes(raw))
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return raw;
+}

@@ -1,0 +1,12 @@
+import { loadConfig } from '../config.js';
+import { openDatabase } from './database.js';
+import { migrateToLatest } from './migrate.js';
+
+const config = loadConfig();
+const db = await openDatabase(config.database);
+try {
+  await migrateToLatest(db);
+  console.log('database is up to date');
+} finally {
+  await db.destroy();
+}

@@ -1,0 +1,22 @@
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Db } from './database.js';
+import * as initial from './migrations/001_initial.js';
+import * as recentRotations from './migrations/002_recent_rotations.js';
+
+/** Migrations are imported, not read from disk, so they ship inside the build. */
+const migrations: Record<string, Migration> = {
+  '001_initial': initial,
+  '002_recent_rotations': recentRotations,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Runs pending migrations. Kysely takes a lock first, so instances starting together do not race. */
+export async function migrateToLatest(db: Db): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error !== undefined || failed !== undefined) {
+    const reason = error instanceof Error ? error.message : String(error ?? '');
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${reason}`);
+  }
+}

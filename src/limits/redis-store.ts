@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import {
+  ALLOWED,
+  decide,
+  longestWindow,
+  type Decision,
+  type Rule,
+  type SlidingWindowStore,
+} from './sliding-window.js';
+
+/**
+ * Each key is a sorted set of events scored by time. CONSUME runs atomically in Redis, so two
+ * instances cannot both take the last slot of a limit. It returns {} when it recorded the event,
+ * or {index of the refusing rule, the event times in that rule's window}.
+ */
+const CONSUME = `
+local key, now, member, retain = KEYS[1], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - retain)
+for i = 4, #ARGV, 2 do
+  local limit, window = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
+  local times = redis.call('ZRANGEBYSCORE', key, '(' .. (now - window), '+inf', 'WITHSCORES')
+  if #times / 2 >= limit then
+    local out = { (i - 4) / 2 }
+    for j = 2, #times, 2 do out[#out + 1] = times[j] end
+    return out
+  end
+end
+redis.call('ZADD', key, now, member)
+if redis.call('PTTL', key) < retain then redis.call('PEXPIRE', key, retain) end
+return {}
+`;
+
+const RECORD = `
+local key, retain, now, member = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - retain)
+redis.call('ZADD', key, now, member)
+if redis.call('PTTL', key) < retain then redis.call('PEXPIRE', key, retain) end
+return 1
+`;
+
+const KEY_PREFIX = 'limits:';
+
+export class RedisWindowStore implements SlidingWindowStore {
+  constructor(private readonly redis: Redis) {}
+
+  static connect(url: string): RedisWindowStore {
+    const redis = new Redis(url, {
+      // Fail a command at once while disconnected: the caller falls back to memory.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 500,
+      connectTimeout: 2_000,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    });
+    return new RedisWindowStore(redis);
+  }
+
+  get client(): Redis {
+    return this.redis;
+  }
+
+  async consume(key: string, rules: readonly Rule[], now: number): Promise<Decision> {
+    const event = member(now);
+    const ruleArgs = rules.flatMap((r) => [r.limit, r.windowMs]);
+    const reply = (await this.redis.eval(
+      CONSUME,
+      1,
+      KEY_PREFIX + key,
+      now,
+      event,
+      longestWindow(rules),
+      ...ruleArgs,
+    )) as (string | number)[];
+    if (reply.length === 0) return { ...ALLOWED, event };
+    const [index, ...times] = reply;
+    return decide(times.map(Number), rules[Number(index)] as Rule, now);
+  }
+
+  async record(key: string, retainMs: number, now: number): Promise<void> {
+    await this.redis.eval(RECORD, 1, KEY_PREFIX + key, retainMs, now, member(now));
+  }
+
+  async release(key: string, event: string): Promise<void> {
+    await this.redis.zrem(KEY_PREFIX + key, event);
+  }
+
+  async clear(key: string): Promise<void> {
+    await this.redis.del(KEY_PREFIX + key);
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
+
+/** Sorted-set members must be unique; two events in the same millisecond are two events. */
+function member(now: number): string {
+  return `${now}:${randomBytes(6).toString('base64url')}`;
+}

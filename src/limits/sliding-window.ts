@@ -1,0 +1,66 @@
+/**
+ * Sliding-window counters: each event is kept with its time, and a limit counts the events of the
+ * last `windowMs`, so a burst that straddles a clock minute is still caught. Two stores implement
+ * this: memory (one instance) and Redis (shared by every instance).
+ */
+export interface Rule {
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+export interface Decision {
+  readonly allowed: boolean;
+  /** When `allowed` is false: seconds until one more event would be allowed. */
+  readonly retryAfterSeconds: number;
+  /** When `allowed`: the recorded event, which `release` can take back. */
+  readonly event?: string;
+}
+
+export interface SlidingWindowStore {
+  /**
+   * Atomically: records an event at `now` unless one of `rules` is already at its limit. The event
+   * is kept as long as the longest rule's window.
+   */
+  consume(key: string, rules: readonly Rule[], now: number): Promise<Decision>;
+  /** Records an event unconditionally, kept for `retainMs`. */
+  record(key: string, retainMs: number, now: number): Promise<void>;
+  /** Takes back one event recorded by `consume` (an attempt that turned out not to count). */
+  release(key: string, event: string): Promise<void>;
+  clear(key: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const ALLOWED: Decision = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
+
+export function longestWindow(rules: readonly Rule[]): number {
+  return Math.max(...rules.map((r) => r.windowMs));
+}
+
+/**
+ * The decision for sorted event times (older ones may precede the window): refused until the
+ * oldest event that keeps the window at its limit ages out.
+ */
+export function decide(sortedTimes: readonly number[], rule: Rule, now: number): Decision {
+  let first = 0;
+  while (first < sortedTimes.length && (sortedTimes[first] as number) <= now - rule.windowMs)
+    first++;
+  if (sortedTimes.length - first < rule.limit) return ALLOWED;
+  const pivot = sortedTimes[sortedTimes.length - rule.limit] as number;
+  return {
+    allowed: false,
+    retryAfterSeconds: Math.max(1, Math.ceil((pivot + rule.windowMs - now) / 1000)),
+  };
+}
+
+/** The first refusal among `rules`, or ALLOWED. */
+export function decideAll(
+  sortedTimes: readonly number[],
+  rules: readonly Rule[],
+  now: number,
+): Decision {
+  for (const rule of rules) {
+    const decision = decide(sortedTimes, rule, now);
+    if (!decision.allowed) return decision;
+  }
+  return ALLOWED;
+}

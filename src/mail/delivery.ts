@@ -1,0 +1,179 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../db/database.js';
+import type { SecretBox } from '../security/secret-box.js';
+import { PermanentMailError, type MailTransport } from './transports.js';
+
+export interface DeliveryTiming {
+  /** How often the outbox is polled when nothing wakes the worker (other instances' mail, retries). */
+  readonly pollIntervalMs: number;
+  /** First retry delay; doubles per attempt up to `maxBackoffMs`. */
+  readonly baseBackoffMs: number;
+  readonly maxBackoffMs: number;
+  /**
+   * A claimed message is not claimed again (by this or another instance) before this has passed;
+   * longer than one send can take (the SMTP timeouts add up to 40 s).
+   */
+  readonly claimMs: number;
+}
+
+export const DEFAULT_DELIVERY_TIMING: DeliveryTiming = {
+  pollIntervalMs: 1_000,
+  baseBackoffMs: 5_000,
+  maxBackoffMs: 15 * 60_000,
+  claimMs: 60_000,
+};
+
+const BATCH_SIZE = 20;
+
+interface Options {
+  readonly db: Db;
+  readonly box: SecretBox;
+  readonly transport: MailTransport;
+  readonly log: FastifyBaseLogger;
+  readonly clock: () => number;
+  readonly timing: DeliveryTiming;
+}
+
+/**
+ * Drains the outbox in the background: claims due messages, sends them, deletes what was sent and
+ * reschedules what failed with exponential backoff. Runs in every instance; claims keep two
+ * instances from sending the same message.
+ */
+export class MailDelivery {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  private wakeRequested = false;
+
+  constructor(private readonly options: Options) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Asks for a pass now (a message was just enqueued) instead of at the next poll. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running !== undefined) {
+      this.wakeRequested = true;
+      return;
+    }
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    this.options.transport.close();
+  }
+
+  async pendingCount(): Promise<number> {
+    const row = await this.options.db
+      .selectFrom('mail_outbox')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('failed_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  private schedule(delayMs: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.running = this.pass().finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        const again = this.wakeRequested;
+        this.wakeRequested = false;
+        this.schedule(again ? 0 : this.options.timing.pollIntervalMs);
+      });
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async pass(): Promise<void> {
+    try {
+      for (const message of await this.findDue()) {
+        if (this.stopped) break;
+        // Claimed one at a time, just before sending: a claim only has to outlast one send.
+        if (await this.claim(message))
+          await this.deliver({ ...message, attempts: message.attempts + 1 });
+      }
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'mail outbox pass failed; will retry');
+    }
+  }
+
+  private findDue() {
+    const now = this.options.clock();
+    return this.options.db
+      .selectFrom('mail_outbox')
+      .select(['id', 'recipient', 'subject', 'sealed_body', 'attempts'])
+      .where('failed_at', 'is', null)
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+      .orderBy('next_attempt_at')
+      .limit(BATCH_SIZE)
+      .execute();
+  }
+
+  /** Compare-and-set on the attempt count: of two instances, one wins the message. */
+  private async claim(message: { id: string; attempts: number }): Promise<boolean> {
+    const { db, clock, timing } = this.options;
+    const result = await db
+      .updateTable('mail_outbox')
+      .set({ locked_until: clock() + timing.claimMs, attempts: message.attempts + 1 })
+      .where('id', '=', message.id)
+      .where('attempts', '=', message.attempts)
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
+  }
+
+  private async deliver(message: {
+    id: string;
+    recipient: string;
+    subject: string;
+    sealed_body: string;
+    attempts: number;
+  }) {
+    const { db, box, transport, log, clock, timing } = this.options;
+    try {
+      await transport.send({
+        to: message.recipient,
+        subject: message.subject,
+        text: box.open(message.sealed_body),
+      });
+      await db.deleteFrom('mail_outbox').where('id', '=', message.id).execute();
+      log.info({ mailId: message.id, attempts: message.attempts }, 'e-mail delivered');
+    } catch (error) {
+      const reason = error instanceof Error ? error.message.slice(0, 500) : 'unknown error';
+      const now = clock();
+      if (error instanceof PermanentMailError) {
+        await db
+          .updateTable('mail_outbox')
+          .set({ failed_at: now, last_error: reason, locked_until: null })
+          .where('id', '=', message.id)
+          .execute();
+        log.error(
+          { mailId: message.id, reason },
+          'e-mail refused permanently by the SMTP server; not retrying',
+        );
+        return;
+      }
+      const delay = Math.min(
+        timing.baseBackoffMs * 2 ** (message.attempts - 1),
+        timing.maxBackoffMs,
+      );
+      await db
+        .updateTable('mail_outbox')
+        .set({ next_attempt_at: now + delay, last_error: reason, locked_until: null })
+        .where('id', '=', message.id)
+        .execute();
+      log.warn(
+        { mailId: message.id, attempts: message.attempts, retryInMs: delay, reason },
+        'e-mail delivery failed; will retry',
+      );
+    }
+  }
+}

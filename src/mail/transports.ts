@@ -1,0 +1,56 @@
+import type { MailMessage } from './messages.js';
+
+/** Where a message goes: an SMTP server, or (development) standard output. */
+export interface MailTransport {
+  send(message: MailMessage): Promise<void>;
+  close(): void;
+}
+
+export class PermanentMailError extends Error {
+  override name = 'PermanentMailError';
+}
+
+export async function smtpTransport(url: string, from: string): Promise<MailTransport> {
+  const { default: nodemailer } = await import('nodemailer');
+  // Timeouts belong in the transport options (the second argument holds message defaults). Their
+  // sum stays under the delivery worker's claim time, so no other instance sends the same message.
+  const transporter = nodemailer.createTransport({
+    url,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 20_000,
+  });
+  return {
+    async send(message) {
+      try {
+        await transporter.sendMail({
+          from,
+          to: message.to,
+          subject: message.subject,
+          text: message.text,
+        });
+      } catch (error) {
+        // 5xx is the server's final word (unknown mailbox, rejected sender): retrying cannot help.
+        const code = (error as { responseCode?: number }).responseCode;
+        if (code !== undefined && code >= 500) throw new PermanentMailError(`SMTP ${code}`);
+        throw error;
+      }
+    },
+    close: () => transporter.close(),
+  };
+}
+
+/** Development only: prints whole e-mails, codes included. Start-up warns that it does. */
+export function consoleTransport(
+  from: string,
+  write: (text: string) => void = (t) => process.stdout.write(t),
+): MailTransport {
+  return {
+    async send(message) {
+      write(
+        `\n----- e-mail (development: SMTP_URL is not set) -----\nFrom: ${from}\nTo: ${message.to}\nSubject: ${message.subject}\n\n${message.text}-----------------------------------------------------\n`,
+      );
+    },
+    close: () => undefined,
+  };
+}

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Prometheus metrics of one app instance (its own registry, so tests can run several apps). */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by method, route and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by method, route and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  private readonly hashing = new Histogram({
+    name: 'password_hash_duration_seconds',
+    help: 'argon2id time per operation (hash or verify).',
+    labelNames: ['operation'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  constructor(outboxDepth: () => Promise<number>) {
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'mail_outbox_pending',
+      help: 'E-mails waiting in the outbox (not yet delivered, not given up).',
+      registers: [this.registry],
+      async collect() {
+        this.set(await outboxDepth());
+      },
+    });
+  }
+
+  observeHash = (operation: 'hash' | 'verify', seconds: number): void => {
+    this.hashing.observe({ operation }, seconds);
+  };
+
+  /** Counts and times every response, labelled by route pattern (never the raw URL). */
+  instrument(app: FastifyInstance): void {
+    app.addHook('onResponse', async (request, reply) => {
+      const labels = {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: String(reply.statusCode),
+      };
+      this.requests.inc(labels);
+      this.latency.observe(labels, reply.elapsedTime / 1000);
+    });
+  }
+}
+
+export async function metricsRoutes(app: FastifyInstance, { metrics }: { metrics: Metrics }) {
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(text);
+  });
+}

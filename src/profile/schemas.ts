@@ -1,0 +1,50 @@
+import { Type } from '@sinclair/typebox';
+import { Name, User } from '../auth/schemas.js';
+import { BearerSecurity, MessageBody, withErrors } from '../http/schemas.js';
+
+const tags = ['Profile'];
+const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+
+export const Bio = Type.String({
+  maxLength: 500,
+  // Line breaks and tabs are fine in a bio; other control characters are not.
+  pattern: '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$',
+  description: 'At most 500 characters.',
+});
+
+export const AvatarUrl = Type.String({
+  maxLength: 2048,
+  format: 'uri',
+  pattern: '^https://[^\\s\\p{Cc}]+$',
+  description: 'An https URL.',
+});
+
+export const getProfileSchema = {
+  tags,
+  summary: "The caller's account",
+  security: BearerSecurity,
+  response: withErrors({ 200: Type.Object({ user: Type.Ref(User) }) }),
+};
+
+export const updateProfileSchema = {
+  tags,
+  summary: 'Set (or, with null, clear) name, bio and avatar_url',
+  security: BearerSecurity,
+  body: Type.Object({
+    name: Type.Optional(nullable(Name)),
+    bio: Type.Optional(nullable(Bio)),
+    avatar_url: Type.Optional(nullable(AvatarUrl)),
+  }),
+  response: withErrors({
+    200: Type.Object({ message: Type.Literal('Profile updated'), user: Type.Ref(User) }),
+  }),
+};
+
+export const deleteProfileSchema = {
+  tags,
+  summary: 'Delete the account, its sessions and codes',
+  security: BearerSecurity,
+  body: Type.Object({ password: Type.String({ maxLength: 4096 }) }),
+  response: withErrors({ 200: MessageBody('Account deleted') }),
+};

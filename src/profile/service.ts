@@ -1,0 +1,46 @@
+import { publicUser, type PublicUser } from '../auth/accounts.js';
+import { verifyCurrentPassword } from '../auth/passwords.js';
+import type { Caller } from '../auth/sessions.js';
+import {
+  deleteUser,
+  findUserById,
+  updateProfileFields,
+  type ProfileChanges,
+} from '../auth/users.store.js';
+import type { ServiceContext } from '../context.js';
+import { Errors } from '../errors.js';
+
+export async function getProfile(ctx: ServiceContext, caller: Caller): Promise<PublicUser> {
+  const user = await findUserById(ctx.db, caller.userId);
+  if (user === undefined) throw Errors.unauthorized();
+  return publicUser(user);
+}
+
+const EDITABLE_FIELDS = ['name', 'bio', 'avatar_url'] as const;
+
+/** Sets the given fields; `null` clears one, an absent field is left as it is, others are ignored. */
+export async function updateProfile(
+  ctx: ServiceContext,
+  caller: Caller,
+  changes: ProfileChanges,
+): Promise<PublicUser> {
+  // Copy by name: the body may carry unknown fields, which must never reach the UPDATE.
+  const defined: ProfileChanges = {};
+  for (const field of EDITABLE_FIELDS) {
+    if (changes[field] !== undefined) defined[field] = changes[field];
+  }
+  if (Object.keys(defined).length > 0)
+    await updateProfileFields(ctx.db, caller.userId, defined, ctx.clock());
+  return getProfile(ctx, caller);
+}
+
+/** Deletes the account with its sessions and codes; the address may register again. */
+export async function deleteAccount(
+  ctx: ServiceContext,
+  caller: Caller,
+  password: string,
+): Promise<void> {
+  const user = await verifyCurrentPassword(ctx, caller.userId, password);
+  await ctx.db.transaction().execute((trx) => deleteUser(trx, user.id));
+  await ctx.limits.clearWrongPasswords(user.id);
+}

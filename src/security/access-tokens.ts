@@ -1,0 +1,124 @@
+import { errors, jwtVerify, SignJWT, type JWK, type JWTVerifyGetKey } from 'jose';
+import type { Db } from '../db/database.js';
+import type { SecretBox } from './secret-box.js';
+import { activeSigningKey, loadSigningKeys, SIGNING_ALGORITHM } from './signing-keys.js';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 900 as const; // 15 minutes
+const TOKEN_TYPE = 'at+jwt';
+/** Keys are re-read this often, to see keys added or retired by a rotation (or another instance). */
+const KEY_RELOAD_INTERVAL_MS = 60_000;
+/** An unknown `kid` may force an early re-read, at most this often. */
+const UNKNOWN_KID_RELOAD_MS = 5_000;
+
+export interface AccessClaims {
+  readonly userId: string;
+  readonly sessionId: string;
+}
+
+export interface AccessTokens {
+  sign(claims: AccessClaims): Promise<string>;
+  /** The claims of a valid token, or undefined for any invalid, expired or foreign one. */
+  verify(token: string): Promise<AccessClaims | undefined>;
+  publicJwks(): Promise<{ keys: JWK[] }>;
+}
+
+interface Options {
+  readonly db: Db;
+  readonly box: SecretBox;
+  /** PUBLIC_URL: both `iss` and `aud`. */
+  readonly issuer: string;
+  readonly clock: () => number;
+}
+
+export async function createAccessTokens({
+  db,
+  box,
+  issuer,
+  clock,
+}: Options): Promise<AccessTokens> {
+  let keys = await loadSigningKeys(db, box, clock());
+  let lastReload = clock();
+  const reloadIfOlderThan = async (ms: number) => {
+    if (clock() - lastReload <= ms) return;
+    lastReload = clock();
+    keys = await loadSigningKeys(db, box, clock());
+  };
+
+  const verifiedTokens = new VerifiedTokenCache();
+  const findKey = (kid: string | undefined) => keys.find((k) => k.kid === kid);
+  const getKey: JWTVerifyGetKey = async (header) => {
+    await reloadIfOlderThan(findKey(header.kid) ? KEY_RELOAD_INTERVAL_MS : UNKNOWN_KID_RELOAD_MS);
+    const key = findKey(header.kid);
+    if (key === undefined) throw new errors.JWKSNoMatchingKey();
+    return key.publicKey;
+  };
+
+  return {
+    async sign({ userId, sessionId }) {
+      await reloadIfOlderThan(KEY_RELOAD_INTERVAL_MS);
+      const key = activeSigningKey(keys, clock());
+      const issuedAt = Math.floor(clock() / 1000);
+      return new SignJWT({ sid: sessionId })
+        .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: TOKEN_TYPE, kid: key.kid })
+        .setSubject(userId)
+        .setIssuer(issuer)
+        .setAudience(issuer)
+        .setIssuedAt(issuedAt)
+        .setExpirationTime(issuedAt + ACCESS_TOKEN_TTL_SECONDS)
+        .sign(key.privateKey);
+    },
+    async verify(token) {
+      const cached = verifiedTokens.get(token, clock());
+      if (cached !== undefined) return cached;
+      try {
+        const { payload } = await jwtVerify(token, getKey, {
+          algorithms: [SIGNING_ALGORITHM],
+          typ: TOKEN_TYPE,
+          issuer,
+          audience: issuer,
+          currentDate: new Date(clock()),
+          requiredClaims: ['sub', 'sid', 'iat', 'exp'],
+        });
+        if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return undefined;
+        const claims = { userId: payload.sub, sessionId: payload.sid };
+        verifiedTokens.set(token, claims, (payload.exp as number) * 1000);
+        return claims;
+      } catch {
+        return undefined;
+      }
+    },
+    async publicJwks() {
+      await reloadIfOlderThan(KEY_RELOAD_INTERVAL_MS);
+      return { keys: keys.map((k) => k.publicJwk) };
+    },
+  };
+}
+
+/**
+ * Tokens whose signature and claims were already verified, until they expire. Apps send the same
+ * access token for its whole 15 minutes, and an Ed25519 verification costs as much as a whole
+ * cheap request. Only the signature work is skipped: the session is still checked on every request.
+ */
+class VerifiedTokenCache {
+  private static readonly MAX_ENTRIES = 5_000;
+  private readonly entries = new Map<string, { claims: AccessClaims; expiresAt: number }>();
+
+  get(token: string, now: number): AccessClaims | undefined {
+    const entry = this.entries.get(token);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= now) {
+      this.entries.delete(token);
+      return undefined;
+    }
+    return entry.claims;
+  }
+
+  set(token: string, claims: AccessClaims, expiresAt: number): void {
+    if (this.entries.size >= VerifiedTokenCache.MAX_ENTRIES) {
+      // Maps iterate in insertion order: drop the oldest entry.
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(token, { claims, expiresAt });
+  }
+}

@@ -1,0 +1,40 @@
+import { hkdfSync, randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Config } from '../config.js';
+
+/** Keys derived from APP_SECRET, one per use, so that no key serves two purposes. */
+export interface ServerKeys {
+  readonly codeHmac: Buffer;
+  readonly refreshToken: Buffer;
+  readonly secretBox: Buffer;
+}
+
+export function deriveServerKeys(appSecret: string): ServerKeys {
+  const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', appSecret, '', purpose, 32));
+  return {
+    codeHmac: derive('one-time-code hmac v1'),
+    refreshToken: derive('refresh-token derivation v1'),
+    secretBox: derive('secret box v1'),
+  };
+}
+
+/**
+ * APP_SECRET when configured; otherwise (SQLite only, enforced by config) a secret generated on
+ * first start into `app-secret` beside the database file, readable by the owner only.
+ */
+export function resolveAppSecret(config: Config): string {
+  if (config.appSecret !== undefined) return config.appSecret;
+  if (config.database.kind !== 'sqlite') throw new Error('APP_SECRET is required with PostgreSQL');
+  if (config.database.path === ':memory:') return randomBytes(32).toString('base64url');
+  const file = join(dirname(config.database.path), 'app-secret');
+  mkdirSync(dirname(file), { recursive: true });
+  try {
+    writeFileSync(file, randomBytes(32).toString('base64url') + '\n', { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const secret = readFileSync(file, 'utf8').trim();
+  if (Buffer.byteLength(secret) < 32) throw new Error(`${file} must hold at least 32 bytes`);
+  return secret;
+}

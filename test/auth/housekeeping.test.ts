@@ -1,0 +1,31 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepExpired } from '../../src/auth/housekeeping.js';
+import { backends } from '../helpers/backends.js';
+import { TestApp } from '../helpers/test-app.js';
+
+const MINUTE = 60_000;
+
+describe.each(backends)('housekeeping ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  const count = async (table: 'sessions' | 'one_time_codes', userId: string) =>
+    (await t.db.selectFrom(table).select('user_id').where('user_id', '=', userId).execute()).length;
+
+  it('deletes expired codes and sessions, and keeps live ones', async () => {
+    const account = await t.register(); // one session, one confirmation code
+    await sweepExpired(t.db, t.clock.now());
+    expect(await count('sessions', account.userId)).toBe(1);
+    expect(await count('one_time_codes', account.userId)).toBe(1);
+
+    await sweepExpired(t.db, t.clock.now() + 11 * MINUTE); // the code has expired
+    expect(await count('one_time_codes', account.userId)).toBe(0);
+    expect(await count('sessions', account.userId)).toBe(1);
+
+    await sweepExpired(t.db, t.clock.now() + 31 * 24 * 60 * MINUTE); // so has the session
+    expect(await count('sessions', account.userId)).toBe(0);
+  });
+});

@@ -1,0 +1,197 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../helpers/backends.js';
+import type { ReceivedMail } from '../helpers/smtp-sink.js';
+import { randomIp, STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test-app.js';
+
+const NEW_PASSWORD = 'another-Quiet-harbour-93';
+const CODE_TTL_MS = 10 * 60_000;
+const SEND_WINDOW_MS = 60_000;
+const FORGOT_MESSAGE = '{"message":"If the address is registered, a reset code has been sent"}';
+
+function wrongCode(code: string, offset = 1): string {
+  return String((Number(code) + offset) % 1_000_000).padStart(6, '0');
+}
+
+function expectError(response: LightMyRequestResponse, status: number, error: string): void {
+  expect(response.statusCode).toBe(status);
+  expect(response.json()).toEqual({ message: expect.any(String), error });
+}
+
+describe.each(backends)('forgot-password and reset-password ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  const forgot = (email: string) => t.post('/api/forgot-password', { email });
+  const reset = (email: string, code: string, newPassword = NEW_PASSWORD) =>
+    t.post('/api/reset-password', { email, code, new_password: newPassword });
+  const loginStatus = async (email: string, password: string) =>
+    (await t.post('/api/login', { email, password }, { ip: randomIp() })).statusCode;
+
+  /** The first mail to `to` with this subject, waiting for its delivery. */
+  const mailWithSubject = async (to: string, subject: string): Promise<ReceivedMail> => {
+    for (let n = 1; ; n++) {
+      const mail = await t.smtp.waitFor(to, n);
+      if (mail.subject === subject) return mail;
+    }
+  };
+
+  /** Registers an account and asks for a reset code; returns both. */
+  const accountWithResetCode = async () => {
+    const account = await t.register();
+    expect((await forgot(account.email)).statusCode).toBe(200);
+    const mail = await mailWithSubject(account.email, 'Your password reset code');
+    expect(mail.code).toMatch(/^\d{6}$/);
+    return { account, code: mail.code as string };
+  };
+
+  describe('POST /api/forgot-password', () => {
+    it('answers 200 with the same message for a registered and an unknown address', async () => {
+      const account = await t.register();
+      const registered = await forgot(account.email);
+      const unknown = await forgot(uniqueEmail('nobody'));
+      expect(registered.statusCode).toBe(200);
+      expect(registered.body).toBe(FORGOT_MESSAGE);
+      expect(unknown.statusCode).toBe(200);
+      expect(unknown.body).toBe(FORGOT_MESSAGE);
+    });
+
+    it('e-mails a 6-digit reset code to a registered address only', async () => {
+      const unknown = uniqueEmail('nobody');
+      expect((await forgot(unknown)).statusCode).toBe(200);
+      const { account } = await accountWithResetCode();
+      const pending = await t.db.selectFrom('mail_outbox').select('recipient').execute();
+      expect(pending.map((m) => m.recipient.toLowerCase())).not.toContain(unknown.toLowerCase());
+      // The registered address's mails were enqueued later, so they act as a barrier.
+      await t.smtp.waitFor(account.email, 2);
+      expect(t.smtp.mailsTo(unknown)).toEqual([]);
+    });
+
+    it.each([
+      ['a registered address', true],
+      ['an unknown address', false],
+    ])(
+      '"at most one send per address per 60 s": 429 too_many_requests for %s',
+      async (_, registered) => {
+        const email = registered ? (await t.register()).email : uniqueEmail('nobody');
+        expect((await forgot(email)).statusCode).toBe(200);
+        const refused = await forgot(email);
+        expectError(refused, 429, 'too_many_requests');
+        const retryAfter = Number(refused.headers['retry-after']);
+        expect(Number.isInteger(retryAfter)).toBe(true);
+        expect(retryAfter).toBeGreaterThanOrEqual(1);
+        expect(retryAfter).toBeLessThanOrEqual(60);
+        t.clock.advance(SEND_WINDOW_MS + 1_000);
+        expect((await forgot(email)).statusCode).toBe(200);
+      },
+    );
+  });
+
+  describe('POST /api/reset-password', () => {
+    it('answers 200 {"message":"Password reset successful"}, with no tokens; the new password logs in', async () => {
+      const { account, code } = await accountWithResetCode();
+      const response = await reset(account.email, code);
+      expect(response.statusCode).toBe(200);
+      expect(response.body).toBe('{"message":"Password reset successful"}');
+      expect(await loginStatus(account.email, NEW_PASSWORD)).toBe(200);
+      expect(await loginStatus(account.email, STRONG_PASSWORD)).toBe(401);
+    });
+
+    it('"every session revoked": access and refresh tokens of earlier sessions fail', async () => {
+      const { account, code } = await accountWithResetCode();
+      const second = await t.login(account.email, STRONG_PASSWORD);
+      expect((await reset(account.email, code)).statusCode).toBe(200);
+      for (const session of [account, second]) {
+        const profile = await t.call('GET', '/api/profile', { token: session.accessToken });
+        expectError(profile, 401, 'unauthorized');
+        const refresh = await t.post('/api/refresh-token', { refresh_token: session.refreshToken });
+        expectError(refresh, 401, 'invalid_refresh_token');
+      }
+    });
+
+    it('"a notification e-mail is sent": "Your password was reset"', async () => {
+      const { account, code } = await accountWithResetCode();
+      expect((await reset(account.email, code)).statusCode).toBe(200);
+      const mail = await mailWithSubject(account.email, 'Your password was reset');
+      expect(mail.raw).not.toContain(NEW_PASSWORD);
+    });
+
+    it('weak_password is checked first: it neither consumes the code nor counts as a wrong try', async () => {
+      const { account, code } = await accountWithResetCode();
+      const weak = 'password123';
+      for (let i = 1; i <= 6; i++) {
+        const response = await reset(account.email, wrongCode(code, i), weak);
+        expect(response.statusCode).toBe(400);
+        expect(response.json()).toMatchObject({
+          error: 'weak_password',
+          details: [{ field: 'new_password', message: expect.any(String) }],
+        });
+      }
+      const weakWithRightCode = await reset(account.email, code, 'short');
+      expect(weakWithRightCode.json()).toMatchObject({ error: 'weak_password' });
+      expect((await reset(account.email, code)).statusCode).toBe(200);
+    });
+
+    it('400 invalid_code for a wrong code; one wrong try does not burn it', async () => {
+      const { account, code } = await accountWithResetCode();
+      expectError(await reset(account.email, wrongCode(code)), 400, 'invalid_code');
+      expect(await loginStatus(account.email, STRONG_PASSWORD)).toBe(200);
+      expect((await reset(account.email, code)).statusCode).toBe(200);
+    });
+
+    it('"5 wrong tries burn it"', async () => {
+      const { account, code } = await accountWithResetCode();
+      for (let i = 1; i <= 5; i++)
+        expectError(await reset(account.email, wrongCode(code, i)), 400, 'invalid_code');
+      expectError(await reset(account.email, code), 400, 'invalid_code');
+      expect(await loginStatus(account.email, STRONG_PASSWORD)).toBe(200);
+    });
+
+    it('"single use": the code works once', async () => {
+      const { account, code } = await accountWithResetCode();
+      expect((await reset(account.email, code)).statusCode).toBe(200);
+      expectError(await reset(account.email, code, 'third-Bright-canyon-12'), 400, 'invalid_code');
+      expect(await loginStatus(account.email, NEW_PASSWORD)).toBe(200);
+    });
+
+    it('"valid 10 minutes": the code is refused once 10 minutes have passed', async () => {
+      const { account, code } = await accountWithResetCode();
+      t.clock.advance(CODE_TTL_MS + 1);
+      expectError(await reset(account.email, code), 400, 'invalid_code');
+      expect(await loginStatus(account.email, STRONG_PASSWORD)).toBe(200);
+    });
+
+    it('400 invalid_code for an unknown address', async () => {
+      expectError(await reset(uniqueEmail('nobody'), '123456'), 400, 'invalid_code');
+    });
+
+    it('reset and confirmation codes are separate purposes: neither works for the other', async () => {
+      const account = await t.register();
+      const confirmCode = await t.codeFor(account.email, 1);
+      let resetCode = confirmCode;
+      while (resetCode === confirmCode) {
+        expect((await forgot(account.email)).statusCode).toBe(200);
+        resetCode = (await t.smtp.waitFor(account.email, t.smtp.mailsTo(account.email).length + 1))
+          .code as string;
+        t.clock.advance(SEND_WINDOW_MS + 1_000);
+      }
+      const confirmWithReset = await t.post('/api/confirm-email', {
+        email: account.email,
+        code: resetCode,
+      });
+      expectError(confirmWithReset, 400, 'invalid_code');
+      expectError(await reset(account.email, confirmCode), 400, 'invalid_code');
+      expect(await loginStatus(account.email, STRONG_PASSWORD)).toBe(200);
+
+      const confirmed = await t.post('/api/confirm-email', {
+        email: account.email,
+        code: confirmCode,
+      });
+      expect(confirmed.statusCode).toBe(200);
+      expect((await reset(account.email, resetCode)).statusCode).toBe(200);
+    });
+  });
+});

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+const SECRET = 'k'.repeat(32);
+const POSTGRES = 'postgres://app@127.0.0.1:5432/auth';
+
+/** loadConfig must throw a ConfigError whose message names the variable (and matches `message`). */
+function expectConfigError(env: Record<string, string>, message: RegExp): void {
+  let thrown: unknown;
+  try {
+    loadConfig(env);
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown, `no error for ${JSON.stringify(env)}`).toBeInstanceOf(ConfigError);
+  expect((thrown as Error).message).toMatch(message);
+}
+
+describe('loadConfig: defaults (API.md, Configuration)', () => {
+  const config = loadConfig({});
+
+  it('PORT 3000, HOST 127.0.0.1', () => {
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe('127.0.0.1');
+  });
+
+  it('DATABASE_URL sqlite:data/auth.db', () => {
+    expect(config.database).toEqual({ kind: 'sqlite', path: 'data/auth.db' });
+  });
+
+  it('PASSWORD_MIN_LENGTH 8, MAIL_FROM no-reply@localhost', () => {
+    expect(config.passwordMinLength).toBe(8);
+    expect(config.mailFrom).toBe('no-reply@localhost');
+  });
+
+  it('REDIS_URL, SMTP_URL and APP_SECRET (for SQLite) unset; TRUST_PROXY off', () => {
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.smtpUrl).toBeUndefined();
+    expect(config.appSecret).toBeUndefined();
+    expect(config.trustProxy).toBe(false);
+  });
+
+  it('PUBLIC_URL http://127.0.0.1:$PORT, without a trailing slash', () => {
+    expect(config.publicUrl).toBe('http://127.0.0.1:3000');
+    expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://127.0.0.1:8080');
+  });
+});
+
+describe('loadConfig: values given', () => {
+  it('takes every variable', () => {
+    const config = loadConfig({
+      PORT: '4000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: POSTGRES,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      APP_SECRET: SECRET,
+      PASSWORD_MIN_LENGTH: '15',
+      SMTP_URL: 'smtps://user:pass@mail.example.test:465',
+      MAIL_FROM: 'Accounts <accounts@example.test>',
+      PUBLIC_URL: 'https://auth.example.test',
+    });
+    expect(config).toMatchObject({
+      port: 4000,
+      host: '0.0.0.0',
+      database: { kind: 'postgres', url: POSTGRES },
+      redisUrl: 'redis://127.0.0.1:6379',
+      appSecret: SECRET,
+      passwordMinLength: 15,
+      smtpUrl: 'smtps://user:pass@mail.example.test:465',
+      mailFrom: 'Accounts <accounts@example.test>',
+      publicUrl: 'https://auth.example.test',
+    });
+  });
+
+  it('sqlite:<path> gives the path', () => {
+    expect(loadConfig({ DATABASE_URL: 'sqlite:/var/lib/auth/auth.db' }).database).toEqual({
+      kind: 'sqlite',
+      path: '/var/lib/auth/auth.db',
+    });
+  });
+
+  it('PUBLIC_URL: the trailing slash is removed', () => {
+    expect(loadConfig({ PUBLIC_URL: 'https://auth.example.test/' }).publicUrl).toBe(
+      'https://auth.example.test',
+    );
+    expect(loadConfig({ PUBLIC_URL: 'https://example.test/auth//' }).publicUrl).toBe(
+      'https://example.test/auth',
+    );
+  });
+
+  it('TRUST_PROXY: true, false, or a comma-separated list of addresses/CIDRs', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.1' }).trustProxy).toEqual(['10.0.0.1']);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.1 ,::1,fd00::/8' }).trustProxy).toEqual(
+      ['10.0.0.0/8', '192.168.1.1', '::1', 'fd00::/8'],
+    );
+  });
+
+  it('PASSWORD_MIN_LENGTH may be raised, e.g. to 15', () => {
+    expect(loadConfig({ PASSWORD_MIN_LENGTH: '15' }).passwordMinLength).toBe(15);
+  });
+
+  it('APP_SECRET of at least 32 bytes is taken for SQLite too', () => {
+    expect(loadConfig({ APP_SECRET: SECRET }).appSecret).toBe(SECRET);
+  });
+});
+
+describe('loadConfig: bad values throw a ConfigError with a clear message', () => {
+  it('PORT=abc', () => expectConfigError({ PORT: 'abc' }, /PORT/));
+  it('PORT=70000', () => expectConfigError({ PORT: '70000' }, /PORT.*65535/));
+  it('PORT=-1 and PORT=3000.5', () => {
+    expectConfigError({ PORT: '-1' }, /PORT/);
+    expectConfigError({ PORT: '3000.5' }, /PORT/);
+  });
+
+  it('DATABASE_URL=mysql://x', () =>
+    expectConfigError({ DATABASE_URL: 'mysql://x' }, /DATABASE_URL.*(sqlite|postgres)/));
+
+  it('PostgreSQL without APP_SECRET', () =>
+    expectConfigError({ DATABASE_URL: POSTGRES }, /APP_SECRET.*required/i));
+
+  it('APP_SECRET shorter than 32 bytes', () => {
+    expectConfigError({ DATABASE_URL: POSTGRES, APP_SECRET: 'k'.repeat(31) }, /APP_SECRET.*32/);
+    expectConfigError({ APP_SECRET: 'short' }, /APP_SECRET.*32/);
+  });
+
+  it('PASSWORD_MIN_LENGTH=4 (below the default minimum of 8)', () =>
+    expectConfigError({ PASSWORD_MIN_LENGTH: '4' }, /PASSWORD_MIN_LENGTH/));
+
+  it('PASSWORD_MIN_LENGTH=abc', () =>
+    expectConfigError({ PASSWORD_MIN_LENGTH: 'abc' }, /PASSWORD_MIN_LENGTH/));
+
+  it('SMTP_URL=http://x', () => expectConfigError({ SMTP_URL: 'http://x' }, /SMTP_URL.*smtp/));
+
+  it('REDIS_URL=http://x', () => expectConfigError({ REDIS_URL: 'http://x' }, /REDIS_URL.*redis/));
+
+  it('TRUST_PROXY=notanip', () => expectConfigError({ TRUST_PROXY: 'notanip' }, /TRUST_PROXY/));
+
+  it('TRUST_PROXY with one bad entry or prefix', () => {
+    expectConfigError({ TRUST_PROXY: '10.0.0.1, nope' }, /TRUST_PROXY.*nope/);
+    expectConfigError({ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY/);
+  });
+
+  it('PUBLIC_URL=ftp://x', () => expectConfigError({ PUBLIC_URL: 'ftp://x' }, /PUBLIC_URL/));
+
+  it('PUBLIC_URL that is not a URL', () =>
+    expectConfigError({ PUBLIC_URL: 'auth.example.test' }, /PUBLIC_URL/));
+});

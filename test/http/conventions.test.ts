@@ -1,0 +1,372 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../helpers/backends.js';
+import { randomIp, STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test-app.js';
+
+const WITH_DETAILS = ['validation_failed', 'weak_password'];
+
+/** API.md: every error is `{message, error, details?}` as JSON; details only where listed. */
+function expectError(response: LightMyRequestResponse, status: number, code: string) {
+  expect(response.statusCode).toBe(status);
+  expect(response.headers['content-type']).toMatch(/^application\/json/);
+  const body = response.json();
+  expect(typeof body.message).toBe('string');
+  expect(body.message.length).toBeGreaterThan(0);
+  expect(body.error).toBe(code);
+  if (WITH_DETAILS.includes(code)) {
+    expect(Array.isArray(body.details)).toBe(true);
+    for (const detail of body.details) {
+      expect(typeof detail.field).toBe('string');
+      expect(typeof detail.message).toBe('string');
+    }
+  } else {
+    expect(body).not.toHaveProperty('details');
+  }
+  return body as { message: string; error: string; details?: { field: string }[] };
+}
+
+const fieldsOf = (body: { details?: { field: string }[] }) =>
+  (body.details ?? []).map((d) => d.field);
+
+describe.each(backends)('HTTP conventions ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  const raw = (url: string, payload: string | Buffer, contentType: string, method = 'POST') =>
+    t.app.inject({
+      method: method as 'POST',
+      url,
+      payload,
+      headers: { 'content-type': contentType },
+      remoteAddress: randomIp(),
+    });
+
+  describe('request bodies', () => {
+    it('a body sent with another Content-Type gets 415 unsupported_media_type', async () => {
+      const body = JSON.stringify({ email: uniqueEmail(), password: STRONG_PASSWORD });
+      expectError(await raw('/api/login', body, 'text/plain'), 415, 'unsupported_media_type');
+      expectError(
+        await raw('/api/login', 'email=a%40b.test', 'application/x-www-form-urlencoded'),
+        415,
+        'unsupported_media_type',
+      );
+    });
+
+    it('malformed JSON gets 400 invalid_json', async () => {
+      expectError(
+        await raw('/api/login', '{"email": "a@b.test",', 'application/json'),
+        400,
+        'invalid_json',
+      );
+      expectError(await raw('/api/login', "{'a': 1}", 'application/json'), 400, 'invalid_json');
+    });
+
+    it('a body over 16 KiB gets 413 payload_too_large', async () => {
+      const body = JSON.stringify({ email: uniqueEmail(), password: 'x'.repeat(17 * 1024) });
+      expectError(await raw('/api/login', body, 'application/json'), 413, 'payload_too_large');
+    });
+
+    it('a body of just under 16 KiB is read (and judged on its fields)', async () => {
+      const body = JSON.stringify({ email: 'a@b.test', password: 'x', pad: 'y'.repeat(16_000) });
+      expect(Buffer.byteLength(body)).toBeLessThan(16 * 1024);
+      const response = await raw('/api/login', body, 'application/json');
+      expect(response.statusCode).toBe(401);
+    });
+
+    it.each(['[]', '42', 'null', '"text"', 'true'])(
+      'a JSON body that is not an object (%s) gets 400 validation_failed with details',
+      async (payload) => {
+        const response = await raw('/api/login', payload, 'application/json');
+        const body = expectError(response, 400, 'validation_failed');
+        expect(body.details?.length).toBeGreaterThan(0);
+      },
+    );
+
+    it('missing required fields are each listed in details by field name', async () => {
+      const body = expectError(
+        await t.post('/api/reset-password', {}, { ip: randomIp() }),
+        400,
+        'validation_failed',
+      );
+      expect(fieldsOf(body)).toEqual(expect.arrayContaining(['email', 'code', 'new_password']));
+    });
+
+    it('a number for a string field is validation_failed (no coercion)', async () => {
+      const body = expectError(
+        await t.post(
+          '/api/login',
+          { email: uniqueEmail(), password: 12345678 },
+          { ip: randomIp() },
+        ),
+        400,
+        'validation_failed',
+      );
+      expect(fieldsOf(body)).toEqual(['password']);
+      const forgot = expectError(
+        await t.post('/api/forgot-password', { email: 42 }, { ip: randomIp() }),
+        400,
+        'validation_failed',
+      );
+      expect(fieldsOf(forgot)).toEqual(['email']);
+    });
+
+    it('a string for a boolean field is validation_failed (no coercion)', async () => {
+      const account = await t.register();
+      const response = await t.post('/api/logout', { all: 'true' }, { token: account.accessToken });
+      expect(fieldsOf(expectError(response, 400, 'validation_failed'))).toEqual(['all']);
+      // Not logged out.
+      expect(
+        (await t.call('GET', '/api/sessions', { token: account.accessToken })).statusCode,
+      ).toBe(200);
+    });
+
+    it('unknown request fields are ignored', async () => {
+      const account = await t.register();
+      const response = await t.post(
+        '/api/login',
+        { email: account.email, password: account.password, remember_me: true, extra: { a: 1 } },
+        { ip: randomIp() },
+      );
+      expect(response.statusCode).toBe(200);
+      expect(response.json().message).toBe('Login successful');
+    });
+  });
+
+  describe('routing', () => {
+    it('a URL that is not valid percent-encoding gets 400 bad_request in our error shape', async () => {
+      expectError(await t.call('GET', '/api/%zz'), 400, 'bad_request');
+    });
+
+    it('a path parameter longer than any id gets 404 not_found in our error shape', async () => {
+      const account = await t.register();
+      const response = await t.call('DELETE', `/api/sessions/${'a'.repeat(150)}`, {
+        token: account.accessToken,
+      });
+      expectError(response, 404, 'not_found');
+    });
+
+    it('an unknown route gets 404 {error:"not_found"} as JSON', async () => {
+      expectError(await t.call('GET', '/api/no-such-thing'), 404, 'not_found');
+      expectError(await t.call('POST', '/nowhere', { body: {} }), 404, 'not_found');
+    });
+
+    it('a wrong method on a known path gets 405 method_not_allowed with an Allow header', async () => {
+      const login = await t.call('PUT', '/api/login', { body: {} });
+      expectError(login, 405, 'method_not_allowed');
+      expect(String(login.headers.allow)).toMatch(/\bPOST\b/);
+
+      const sessions = await t.call('POST', '/api/sessions/some-id', { body: {} });
+      expectError(sessions, 405, 'method_not_allowed');
+      expect(String(sessions.headers.allow)).toMatch(/\bDELETE\b/);
+
+      const profile = await t.call('PUT', '/api/profile', { body: {} });
+      expectError(profile, 405, 'method_not_allowed');
+      const allowed = String(profile.headers.allow)
+        .split(',')
+        .map((m) => m.trim());
+      expect(allowed).toEqual(expect.arrayContaining(['GET', 'PATCH', 'DELETE']));
+    });
+  });
+
+  it('other error answers carry message and error, and details only on validation_failed/weak_password', async () => {
+    const account = await t.register();
+    expectError(
+      await t.post('/api/login', { email: account.email, password: 'wrong-Password-42' }),
+      401,
+      'invalid_credentials',
+    );
+    expectError(await t.call('GET', '/api/sessions'), 401, 'unauthorized');
+    expectError(
+      await t.post('/api/refresh-token', { refresh_token: 'garbage' }),
+      401,
+      'invalid_refresh_token',
+    );
+    expectError(
+      await t.post(
+        '/api/change-password',
+        { password: STRONG_PASSWORD, new_password: 'short' },
+        { token: account.accessToken },
+      ),
+      400,
+      'weak_password',
+    );
+    expectError(
+      await t.post('/api/register', { email: account.email, password: STRONG_PASSWORD }),
+      409,
+      'email_taken',
+    );
+  });
+
+  describe('per-IP limit on the Auth group: 300 requests a minute to unauthenticated endpoints', () => {
+    // A cheap request: refused by validation, but still counted.
+    const cheap = (ip: string) => t.post('/api/forgot-password', {}, { ip });
+    async function burst(ip: string, count: number) {
+      for (let i = 0; i < count; i++) {
+        const response = await cheap(ip);
+        expect(response.statusCode, `request ${i + 1} of ${count}`).toBe(400);
+      }
+    }
+
+    it('the 301st request in a minute gets 429 rate_limited with Retry-After; other IPs are unaffected', async () => {
+      const ip = randomIp();
+      await burst(ip, 300);
+      const refused = await cheap(ip);
+      expectError(refused, 429, 'rate_limited');
+      const retryAfter = Number(refused.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      // Every unauthenticated Auth endpoint shares the count.
+      expectError(
+        await t.post('/api/login', { email: 'a@b.test', password: 'x' }, { ip }),
+        429,
+        'rate_limited',
+      );
+      expectError(
+        await t.post('/api/refresh-token', { refresh_token: 'garbage' }, { ip }),
+        429,
+        'rate_limited',
+      );
+      expect((await cheap(randomIp())).statusCode).toBe(400);
+    });
+
+    it('counts over a sliding 60 s window, not clock-aligned minutes', async () => {
+      const ip = randomIp();
+      // Start 40 s before a minute boundary M of the service's clock.
+      const now = t.clock.now();
+      const boundary = Math.ceil((now + 45_000) / 60_000) * 60_000;
+      t.clock.advance(boundary - 40_000 - now);
+
+      await burst(ip, 150); // at M-40s
+      t.clock.advance(30_000);
+      await burst(ip, 150); // at M-10s
+      t.clock.advance(20_000);
+      // At M+10s: a fresh clock minute (a fixed window would allow), but 300 lie in the last 60 s.
+      expect(t.clock.now()).toBeGreaterThan(boundary);
+      const refused = await cheap(ip);
+      expectError(refused, 429, 'rate_limited');
+      // The first 150 age out at M+20s.
+      const retryAfter = Number(refused.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(11);
+
+      t.clock.advance(12_000); // M+22s: only the second 150 lie in the last 60 s
+      expect((await cheap(ip)).statusCode).toBe(400);
+    });
+  });
+
+  describe('client IP', () => {
+    it('without TRUST_PROXY, X-Forwarded-For is ignored: the session records the socket address', async () => {
+      const account = await t.register();
+      const ip = randomIp();
+      const login = await t.post(
+        '/api/login',
+        { email: account.email, password: account.password },
+        { ip, headers: { 'x-forwarded-for': '203.0.113.7' } },
+      );
+      expect(login.statusCode).toBe(200);
+      const { sessions } = (
+        await t.call('GET', '/api/sessions', { token: login.json().access_token })
+      ).json();
+      const current = sessions.find((s: { current: boolean }) => s.current);
+      expect(current.ip).toBe(ip);
+    });
+
+    it('without TRUST_PROXY, X-Forwarded-For does not dodge the per-IP limit', async () => {
+      const ip = randomIp();
+      for (let i = 0; i < 300; i++) {
+        await t.post(
+          '/api/forgot-password',
+          {},
+          { ip, headers: { 'x-forwarded-for': randomIp() } },
+        );
+      }
+      const refused = await t.post(
+        '/api/forgot-password',
+        {},
+        { ip, headers: { 'x-forwarded-for': randomIp() } },
+      );
+      expectError(refused, 429, 'rate_limited');
+    });
+  });
+});
+
+describe.each(backends)('TRUST_PROXY ($name)', (backend) => {
+  async function sessionIp(t: TestApp, socketIp: string, forwardedFor: string) {
+    const account = await t.register();
+    const login = await t.post(
+      '/api/login',
+      { email: account.email, password: account.password },
+      { ip: socketIp, headers: { 'x-forwarded-for': forwardedFor } },
+    );
+    expect(login.statusCode).toBe(200);
+    const { sessions } = (
+      await t.call('GET', '/api/sessions', { token: login.json().access_token })
+    ).json();
+    return sessions.find((s: { current: boolean }) => s.current).ip as string;
+  }
+
+  describe('TRUST_PROXY=true', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await TestApp.start(backend, { env: { TRUST_PROXY: 'true' } });
+    });
+    afterAll(() => t.close());
+
+    it('takes the client IP from the left-most X-Forwarded-For entry', async () => {
+      expect(await sessionIp(t, randomIp(), '203.0.113.7, 198.51.100.2, 10.0.0.1')).toBe(
+        '203.0.113.7',
+      );
+    });
+
+    it('falls back to the socket address when the forwarded entry is not an IP address', async () => {
+      const socketIp = randomIp();
+      expect(await sessionIp(t, socketIp, `not-an-ip-${'z'.repeat(200)}, 198.51.100.2`)).toBe(
+        socketIp,
+      );
+    });
+
+    it('counts the per-IP limit by that address', async () => {
+      const client = randomIp();
+      for (let i = 0; i < 300; i++) {
+        await t.post(
+          '/api/forgot-password',
+          {},
+          {
+            ip: randomIp(),
+            headers: { 'x-forwarded-for': client },
+          },
+        );
+      }
+      const refused = await t.post(
+        '/api/forgot-password',
+        {},
+        {
+          ip: randomIp(),
+          headers: { 'x-forwarded-for': client },
+        },
+      );
+      expectError(refused, 429, 'rate_limited');
+    });
+  });
+
+  describe('TRUST_PROXY=<list of proxies>', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await TestApp.start(backend, { env: { TRUST_PROXY: '10.0.0.0/8, 192.0.2.1' } });
+    });
+    afterAll(() => t.close());
+
+    it('takes the right-most address that is not a trusted proxy', async () => {
+      expect(await sessionIp(t, '10.1.2.3', '203.0.113.9, 198.51.100.4, 192.0.2.1, 10.9.9.9')).toBe(
+        '198.51.100.4',
+      );
+    });
+
+    it('ignores X-Forwarded-For from a socket that is not a trusted proxy', async () => {
+      expect(await sessionIp(t, '198.51.100.200', '203.0.113.9')).toBe('198.51.100.200');
+    });
+  });
+});

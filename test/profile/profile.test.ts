@@ -1,0 +1,290 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../helpers/backends.js';
+import { STRONG_PASSWORD, TestApp, type Account, USER_FIELDS } from '../helpers/test-app.js';
+
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+describe.each(backends)('profile ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  const getProfile = (account: Account) =>
+    t.call('GET', '/api/profile', { token: account.accessToken });
+  const patch = (account: Account, body: unknown) =>
+    t.call('PATCH', '/api/profile', { token: account.accessToken, body });
+
+  function expectValidationFailed(
+    response: Awaited<ReturnType<typeof patch>>,
+    field: string,
+  ): void {
+    expect(response.statusCode).toBe(400);
+    const body = response.json();
+    expect(body.error).toBe('validation_failed');
+    expect(body.details.map((d: { field: string }) => d.field)).toContain(field);
+  }
+
+  describe('GET /api/profile', () => {
+    it('answers 200 {user} with exactly the user fields, never a hash', async () => {
+      const account = await t.register();
+      const response = await getProfile(account);
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      const body = response.json();
+      expect(Object.keys(body)).toEqual(['user']);
+      expect(Object.keys(body.user).sort()).toEqual(USER_FIELDS);
+      expect(body.user).toMatchObject({
+        id: account.userId,
+        email: account.email,
+        email_confirmed: false,
+        name: null,
+        bio: null,
+        avatar_url: null,
+      });
+      expect(response.body).not.toMatch(/argon2|password/i);
+    });
+
+    it('gives times as ISO 8601 UTC strings', async () => {
+      const account = await t.register();
+      const { user } = (await getProfile(account)).json();
+      expect(user.created_at).toMatch(ISO_UTC);
+      expect(user.updated_at).toMatch(ISO_UTC);
+      expect(Math.abs(Date.parse(user.created_at) - t.clock.now())).toBeLessThan(60_000);
+    });
+  });
+
+  describe('PATCH /api/profile', () => {
+    it('sets name, bio and avatar_url and answers {message:"Profile updated", user}', async () => {
+      const account = await t.register();
+      const response = await patch(account, {
+        name: 'Ada Lovelace',
+        bio: 'Analyst.\nLikes engines.',
+        avatar_url: 'https://cdn.example.test/ada.png',
+      });
+      expect(response.statusCode).toBe(200);
+      const body = response.json();
+      expect(body.message).toBe('Profile updated');
+      expect(body.user).toMatchObject({
+        id: account.userId,
+        name: 'Ada Lovelace',
+        bio: 'Analyst.\nLikes engines.',
+        avatar_url: 'https://cdn.example.test/ada.png',
+      });
+      expect((await getProfile(account)).json().user.name).toBe('Ada Lovelace');
+    });
+
+    it('changes updated_at (and not created_at)', async () => {
+      const account = await t.register();
+      const before = (await getProfile(account)).json().user;
+      t.clock.advance(5_000);
+      const after = (await patch(account, { bio: 'new' })).json().user;
+      expect(after.updated_at).toMatch(ISO_UTC);
+      expect(Date.parse(after.updated_at)).toBeGreaterThan(Date.parse(before.updated_at));
+      expect(after.created_at).toBe(before.created_at);
+    });
+
+    it('null clears a field; an absent field is left as it is', async () => {
+      const account = await t.register();
+      await patch(account, { name: 'Grace', bio: 'Admiral', avatar_url: 'https://x.test/g.png' });
+      const response = await patch(account, { bio: null });
+      expect(response.statusCode).toBe(200);
+      expect(response.json().user).toMatchObject({
+        name: 'Grace',
+        bio: null,
+        avatar_url: 'https://x.test/g.png',
+      });
+      const cleared = await patch(account, { name: null, avatar_url: null });
+      expect(cleared.json().user).toMatchObject({ name: null, bio: null, avatar_url: null });
+    });
+
+    it('name: 1–100 characters', async () => {
+      const account = await t.register();
+      expect((await patch(account, { name: 'x'.repeat(100) })).statusCode).toBe(200);
+      expect((await patch(account, { name: 'é'.repeat(100) })).statusCode).toBe(200);
+      expectValidationFailed(await patch(account, { name: 'x'.repeat(101) }), 'name');
+      expectValidationFailed(await patch(account, { name: '' }), 'name');
+      expect((await getProfile(account)).json().user.name).toBe('é'.repeat(100));
+    });
+
+    it('name: control characters are refused', async () => {
+      const account = await t.register();
+      for (const name of ['Bad\u0000Name', 'Bad\nName', 'Bad\u001bName', 'Bad\u007fName']) {
+        expectValidationFailed(await patch(account, { name }), 'name');
+      }
+      expect((await getProfile(account)).json().user.name).toBeNull();
+    });
+
+    it('bio: at most 500 characters', async () => {
+      const account = await t.register();
+      expect((await patch(account, { bio: 'b'.repeat(500) })).statusCode).toBe(200);
+      expectValidationFailed(await patch(account, { bio: 'b'.repeat(501) }), 'bio');
+      expect((await getProfile(account)).json().user.bio).toBe('b'.repeat(500));
+    });
+
+    it('avatar_url: an https URL only (http:, javascript:, relative → validation_failed)', async () => {
+      const account = await t.register();
+      for (const avatar_url of [
+        'http://example.test/a.png',
+        'javascript:alert(1)',
+        '/images/a.png',
+        'a.png',
+        'ftp://example.test/a.png',
+        'data:image/png;base64,AAAA',
+        'https://',
+      ]) {
+        expectValidationFailed(await patch(account, { avatar_url }), 'avatar_url');
+      }
+      expect((await getProfile(account)).json().user.avatar_url).toBeNull();
+      const ok = await patch(account, { avatar_url: 'https://example.test/a.png?size=64' });
+      expect(ok.statusCode).toBe(200);
+      expect(ok.json().user.avatar_url).toBe('https://example.test/a.png?size=64');
+    });
+
+    it('wrong types are validation_failed, with no coercion', async () => {
+      const account = await t.register();
+      expectValidationFailed(await patch(account, { name: 5 }), 'name');
+      expectValidationFailed(await patch(account, { bio: true }), 'bio');
+      expectValidationFailed(
+        await patch(account, { avatar_url: ['https://a.test/x'] }),
+        'avatar_url',
+      );
+      expectValidationFailed(await patch(account, { name: { first: 'Ada' } }), 'name');
+      const { user } = (await getProfile(account)).json();
+      expect(user).toMatchObject({ name: null, bio: null, avatar_url: null });
+    });
+
+    it('ignores unknown fields', async () => {
+      const account = await t.register();
+      const response = await patch(account, { name: 'Alan', role: 'admin', nickname: 'al' });
+      expect(response.statusCode).toBe(200);
+      const { user } = response.json();
+      expect(user).toMatchObject({ id: account.userId, email: account.email, name: 'Alan' });
+      expect(user).not.toHaveProperty('role');
+      expect(user).not.toHaveProperty('nickname');
+    });
+
+    it('unknown fields named like account columns change nothing (no mass assignment)', async () => {
+      const account = await t.register();
+      const readRow = () =>
+        t.db
+          .selectFrom('users')
+          .select(['email', 'email_normalized', 'email_confirmed_at', 'password_hash'])
+          .where('id', '=', account.userId)
+          .executeTakeFirst();
+      const before = await readRow();
+      const response = await patch(account, {
+        bio: 'hello',
+        email: 'hijack@example.test',
+        email_normalized: 'hijack@example.test',
+        email_confirmed_at: 1,
+        password_hash: 'not-a-hash',
+        created_at: 0,
+      });
+      expect(response.statusCode).toBe(200);
+      expect(response.json().user).toMatchObject({
+        email: account.email,
+        email_confirmed: false,
+        bio: 'hello',
+      });
+      expect(await readRow()).toEqual(before);
+      await expect(t.login(account.email, account.password)).resolves.toBeDefined();
+    });
+  });
+
+  describe('DELETE /api/profile', () => {
+    it('a wrong password answers 400 incorrect_password and deletes nothing', async () => {
+      const account = await t.register();
+      const response = await t.call('DELETE', '/api/profile', {
+        token: account.accessToken,
+        body: { password: 'not-the-Password-123' },
+      });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toBe('incorrect_password');
+      const user = await t.db
+        .selectFrom('users')
+        .select('id')
+        .where('id', '=', account.userId)
+        .executeTakeFirst();
+      expect(user).toBeDefined();
+      expect((await getProfile(account)).statusCode).toBe(200);
+    });
+
+    it('a missing password is validation_failed', async () => {
+      const account = await t.register();
+      const response = await t.call('DELETE', '/api/profile', {
+        token: account.accessToken,
+        body: {},
+      });
+      expectValidationFailed(response, 'password');
+    });
+
+    it('the right password: 200 {"message":"Account deleted"}; the account, its sessions and codes are gone; the token is refused; the address may register again', async () => {
+      const account = await t.register();
+      await t.codeFor(account.email); // the registration e-mail carries a confirmation code
+      await t.login(account.email, account.password); // a second session
+      const countRows = async (table: 'sessions' | 'one_time_codes') =>
+        (
+          await t.db
+            .selectFrom(table)
+            .select(t.db.fn.countAll<number>().as('n'))
+            .where('user_id', '=', account.userId)
+            .executeTakeFirstOrThrow()
+        ).n;
+      expect(Number(await countRows('sessions'))).toBe(2);
+      expect(Number(await countRows('one_time_codes'))).toBe(1);
+
+      const response = await t.call('DELETE', '/api/profile', {
+        token: account.accessToken,
+        body: { password: STRONG_PASSWORD },
+      });
+      expect(response.statusCode).toBe(200);
+      expect(response.body).toBe('{"message":"Account deleted"}');
+
+      const user = await t.db
+        .selectFrom('users')
+        .select('id')
+        .where('id', '=', account.userId)
+        .executeTakeFirst();
+      expect(user).toBeUndefined();
+      expect(Number(await countRows('sessions'))).toBe(0);
+      expect(Number(await countRows('one_time_codes'))).toBe(0);
+
+      const after = await getProfile(account);
+      expect(after.statusCode).toBe(401);
+      expect(after.json().error).toBe('unauthorized');
+
+      const again = await t.register(account.email);
+      expect(again.userId).not.toBe(account.userId);
+    });
+  });
+
+  describe('every Profile endpoint requires a bearer token', () => {
+    const calls = [
+      ['GET', undefined],
+      ['PATCH', { name: 'x' }],
+      ['DELETE', { password: STRONG_PASSWORD }],
+    ] as const;
+
+    it.each(calls)(
+      '%s /api/profile without a token: 401 + WWW-Authenticate: Bearer',
+      async (method, body) => {
+        const response = await t.call(method, '/api/profile', { body });
+        expect(response.statusCode).toBe(401);
+        expect(response.headers['www-authenticate']).toBe('Bearer');
+        expect(response.json().error).toBe('unauthorized');
+      },
+    );
+
+    it.each(calls)(
+      '%s /api/profile with a malformed token: 401 + WWW-Authenticate: Bearer',
+      async (method, body) => {
+        const response = await t.call(method, '/api/profile', { body, token: 'not.a.jwt' });
+        expect(response.statusCode).toBe(401);
+        expect(response.headers['www-authenticate']).toBe('Bearer');
+        expect(response.json().error).toBe('unauthorized');
+      },
+    );
+  });
+});

@@ -1,0 +1,55 @@
+import { decodeProtectedHeader } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretBox } from '../../src/security/secret-box.js';
+import { deriveServerKeys } from '../../src/security/server-keys.js';
+import { insertNewKey, pruneRetiredKeys } from '../../src/security/signing-keys.js';
+import { backends } from '../helpers/backends.js';
+import { TestApp } from '../helpers/test-app.js';
+
+const APP_SECRET = 'rotation-test-secret-of-at-least-32-bytes';
+const MINUTE = 60_000;
+
+describe.each(backends)('signing key rotation ($name)', (backend) => {
+  let t: TestApp;
+  const box = createSecretBox(deriveServerKeys(APP_SECRET).secretBox);
+  const kidOf = (token: string) => decodeProtectedHeader(token).kid;
+  const jwksKids = async () =>
+    ((await t.call('GET', '/.well-known/jwks.json')).json().keys as { kid: string }[]).map(
+      (k) => k.kid,
+    );
+
+  beforeAll(async () => {
+    t = await TestApp.start(backend, { env: { APP_SECRET } });
+  });
+  afterAll(() => t.close());
+
+  it('publishes a new key at once, signs with it after 10 minutes, and retires the old one later', async () => {
+    const before = await t.register();
+    const oldKid = kidOf(before.accessToken);
+
+    await insertNewKey(t.db, box, t.clock.now());
+    t.clock.advance(MINUTE + 1_000); // instances re-read the key table every minute
+    expect(await jwksKids()).toHaveLength(2);
+    expect(kidOf((await t.register()).accessToken)).toBe(oldKid);
+
+    t.clock.advance(10 * MINUTE);
+    const after = await t.register();
+    const newKid = kidOf(after.accessToken);
+    expect(newKid).not.toBe(oldKid);
+    expect(await jwksKids()).toContain(newKid);
+
+    // Too early to prune: tokens signed by the old key may still be valid.
+    expect(await pruneRetiredKeys(t.db, box, t.clock.now())).toEqual([]);
+    t.clock.advance(20 * MINUTE);
+    expect(await pruneRetiredKeys(t.db, box, t.clock.now())).toEqual([oldKid]);
+    t.clock.advance(MINUTE + 1_000);
+    expect(await jwksKids()).toEqual([newKid]);
+    const profile = await t.call('GET', '/api/profile', { token: after.accessToken });
+    expect(profile.statusCode).toBe(401); // expired by now: 32 minutes passed
+    const fresh = await t.login(after.email, after.password);
+    expect(kidOf(fresh.accessToken)).toBe(newKid);
+    expect((await t.call('GET', '/api/profile', { token: fresh.accessToken })).statusCode).toBe(
+      200,
+    );
+  });
+});

@@ -1,0 +1,146 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { STRONG_PASSWORD, uniqueEmail } from './helpers/test-app.js';
+
+// The real process, `src/server.ts` run through tsx as `npm run dev` does, with the default
+// configuration (SQLite under ./data, no SMTP_URL) in a fresh working directory.
+
+const SERVER_ENTRY = fileURLToPath(new URL('../src/server.ts', import.meta.url));
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const START = { timeout: 20_000, interval: 50 };
+
+interface LogLine {
+  level: number;
+  msg: string;
+  url?: string;
+}
+
+/** A running `src/server.ts` with its output captured. */
+class ServerProcess {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess) {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Only the variables given: no DATABASE_URL, SMTP_URL, APP_SECRET from the test environment. */
+  static spawn(cwd: string, env: Record<string, string>): ServerProcess {
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, SERVER_ENTRY], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new ServerProcess(child);
+  }
+
+  /** The JSON log lines printed so far (e-mails printed by the development fallback are skipped). */
+  logs(): LogLine[] {
+    return this.stdout
+      .split('\n')
+      .slice(0, -1) // the last piece may be a line still being written
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as LogLine);
+  }
+
+  waitForLog(matches: (line: LogLine) => boolean): Promise<LogLine> {
+    return vi.waitFor(() => {
+      const found = this.logs().find(matches);
+      expect(found, `log line not printed yet; stderr: ${this.stderr}`).toBeDefined();
+      return found!;
+    }, START);
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('the server process (SQLite, default configuration)', () => {
+  let cwd: string;
+  let port: number;
+  let server: ServerProcess;
+  beforeAll(async () => {
+    cwd = mkdtempSync(join(tmpdir(), 'account-service-process-'));
+    port = await freePort();
+    server = ServerProcess.spawn(cwd, { PORT: String(port), LOG_LEVEL: 'debug' });
+    await server.waitForLog((line) => line.msg.startsWith('Server listening at'));
+  });
+  afterAll(() => {
+    server.kill();
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('creates data/auth.db and data/app-secret (owner-only, 0600) in its working directory', () => {
+    expect(existsSync(join(cwd, 'data', 'auth.db'))).toBe(true);
+    expect(statSync(join(cwd, 'data', 'app-secret')).mode & 0o777).toBe(0o600);
+  });
+
+  it('listens on 127.0.0.1:PORT and answers GET /healthz', async () => {
+    const listening = server.logs().find((line) => line.msg.startsWith('Server listening at'));
+    expect(listening?.msg).toBe(`Server listening at http://127.0.0.1:${port}`);
+    const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok' });
+  });
+
+  it('warns at start-up that e-mails are printed, since SMTP_URL is not set', () => {
+    const warnings = server.logs().filter((line) => line.level === 40);
+    expect(warnings.some((w) => /SMTP_URL/.test(w.msg) && /development/i.test(w.msg))).toBe(true);
+  });
+
+  it('on SIGTERM drains the in-flight request (201, keep-alive client) and exits with code 0', async () => {
+    const email = uniqueEmail();
+    const response = fetch(`http://127.0.0.1:${port}/api/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: STRONG_PASSWORD }),
+    });
+    // Signal once the server has the request (it is hashing the password), not before: a request
+    // that arrives after shutdown began is refused, as it should be.
+    await server.waitForLog(
+      (line) => line.msg === 'request received' && line.url === '/api/register',
+    );
+    server.child.kill('SIGTERM');
+
+    expect((await response).status).toBe(201);
+    expect(await server.exited).toBe(0);
+  });
+});
+
+describe('the server process with a bad configuration value', () => {
+  let cwd: string;
+  beforeAll(() => {
+    cwd = mkdtempSync(join(tmpdir(), 'account-service-process-'));
+  });
+  afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+
+  it('exits with code 1 and one stderr line starting with "configuration error:"', async () => {
+    const server = ServerProcess.spawn(cwd, { PORT: 'abc' });
+    try {
+      expect(await server.exited).toBe(1);
+      const lines = server.stderr.split('\n').filter((line) => line !== '');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^configuration error: .*PORT/);
+    } finally {
+      server.kill();
+    }
+  }, 20_000);
+});
