@@ -79,8 +79,11 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Db> 
           : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client losing its server emits 'error' on the pool; without a listener Node exits.
+  // A client whose server goes away emits 'error': on the pool while idle, on the client itself
+  // while checked out (e.g. between a transaction's queries). An unheard 'error' kills the process;
+  // the queries that fail already answer 503, and the pool drops the dead client on release.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

@@ -153,6 +153,8 @@ export class ServiceProcess {
       headers,
       ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+    }).catch((error: unknown) => {
+      throw this.alive ? error : this.diedError(method, path);
     });
     const text = await response.text();
     let body: Record<string, unknown> = {};
@@ -170,6 +172,14 @@ export class ServiceProcess {
 
   get(path: string, options: RequestOptions = {}): Promise<Reply> {
     return this.request('GET', path, options);
+  }
+
+  /** Why a request failed when the process is gone: its exit code and last output. */
+  private diedError(method: string, path: string): Error {
+    const tail = this.logs.slice(-40).join('\n');
+    return new Error(
+      `${method} ${path}: the service exited (${this.exitCode}); last output:\n${tail}`,
+    );
   }
 
   /** Log lines whose pino `msg` (or raw text) matches. */
