@@ -28,4 +28,10 @@ export default tseslint.config(
       },
     },
   },
+  {
+    // CommonJS on purpose (see the files' first comments): loaded before libuv's pool starts.
+    files: ['**/*.cjs', '**/*.cts'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

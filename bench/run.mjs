@@ -9,7 +9,7 @@
 //   npm run bench -- --cpu-prof           the service writes a .cpuprofile into bench/results/profiles/
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   on PostgreSQL
 //   (BENCH_REDIS_URL=redis://… too: rate-limit counters in Redis)
-//   BENCH_SERVICE_ENTRY=/path/to/server.js     measure another build of the service
+//   BENCH_SERVICE_ENTRY=/path/to/main.cjs     measure another build of the service
 //   BENCH_SERVICE_NODE_OPTIONS=--max-semi-space-size=4   node flags for the service only
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -75,7 +75,7 @@ try {
     redis: process.env.BENCH_REDIS_URL ? 'rate-limit counters in Redis' : 'in-memory rate limits',
     log_level: args['log-level'] ?? 'info (service default), written to /dev/null',
     description:
-      'The service (dist/server.js) runs in its own process with TRUST_PROXY=true; every request ' +
+      'The service (dist/main.cjs) runs in its own process with TRUST_PROXY=true; every request ' +
       'carries its own X-Forwarded-For address from 10.0.0.0/20, so the per-IP limits stay on ' +
       '(their cost is in every figure) without throttling the load. Load from autocannon in the ' +
       'bench process over loopback.',
@@ -120,7 +120,7 @@ try {
           'tries the code is burnt and the answer stays 400 invalid_code).',
         '"Unexpected" counts every answer other than the expected one, plus connection errors.',
         'Peak RSS is the service process’s VmHWM (reset per scenario) and VmRSS sampled every ' +
-          '200 ms; loop p99 is its event-loop delay (perf_hooks, preloaded with --import); CPU ' +
+          '200 ms; loop p99 is its event-loop delay (perf_hooks, preloaded with --require); CPU ' +
           'ms/req is its CPU time (all threads, /proc/<pid>/stat) per request sent.',
         `Raw argon2id: @node-rs/argon2 verify in the bench process, ${LOGIN_CONNECTIONS} loops at ` +
           'once, with the service’s ARGON2_PARAMETERS (login does one verify per request), ' +

@@ -1,16 +1,16 @@
 /* global fetch */
-// Starts and stops the built service (dist/server.js) as a separate process, and reads its memory
+// Starts and stops the built service (dist/main.cjs) as a separate process, and reads its memory
 // (/proc/<pid>/status) and event-loop delay (through the bench/loop-monitor.mjs preload).
 import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The built service; BENCH_SERVICE_ENTRY points elsewhere to measure another build of it. */
-const ENTRY = process.env.BENCH_SERVICE_ENTRY ?? join(ROOT, 'dist', 'server.js');
-const LOOP_MONITOR = fileURLToPath(new URL('./loop-monitor.mjs', import.meta.url));
+const ENTRY = process.env.BENCH_SERVICE_ENTRY ?? join(ROOT, 'dist', 'main.cjs');
+const LOOP_MONITOR = fileURLToPath(new URL('./loop-monitor.cjs', import.meta.url));
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
 /** USER_HZ: /proc reports CPU times in these ticks (100 on every mainstream Linux). */
@@ -65,10 +65,9 @@ export async function startService(options) {
     TRUST_PROXY: 'true',
     BENCH_LOOP_FILE: loopFile,
     // BENCH_SERVICE_NODE_OPTIONS: flags to try on the service only (e.g. --max-semi-space-size=4).
-    NODE_OPTIONS: [
-      `--import=${pathToFileURL(LOOP_MONITOR).href}`,
-      process.env.BENCH_SERVICE_NODE_OPTIONS ?? '',
-    ].join(' '),
+    NODE_OPTIONS: [`--require=${LOOP_MONITOR}`, process.env.BENCH_SERVICE_NODE_OPTIONS ?? ''].join(
+      ' ',
+    ),
   });
   if (options.redisUrl) env.REDIS_URL = options.redisUrl;
   if (options.logLevel) env.LOG_LEVEL = options.logLevel;

@@ -8,10 +8,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STRONG_PASSWORD, uniqueEmail } from './helpers/test-app.js';
 
-// The real process, `src/server.ts` run through tsx as `npm run dev` does, with the default
+// The real process, `src/main.cts` run through tsx as `npm run dev` does, with the default
 // configuration (SQLite under ./data, no SMTP_URL) in a fresh working directory.
 
-const SERVER_ENTRY = fileURLToPath(new URL('../src/server.ts', import.meta.url));
+const SERVER_ENTRY = fileURLToPath(new URL('../src/main.cts', import.meta.url));
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const START = { timeout: 20_000, interval: 50 };
 
@@ -21,7 +21,7 @@ interface LogLine {
   url?: string;
 }
 
-/** A running `src/server.ts` with its output captured. */
+/** A running `src/main.cts` with its output captured. */
 class ServerProcess {
   stdout = '';
   stderr = '';

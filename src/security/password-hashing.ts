@@ -2,6 +2,8 @@ import { availableParallelism } from 'node:os';
 import { hash, parseOptions, verify } from '@node-rs/argon2';
 import pLimit from 'p-limit';
 
+const LIBUV_DEFAULT_POOL = 4;
+
 /** OWASP's argon2id minimum (19 MiB, t=2, p=1). */
 export const ARGON2_PARAMETERS = {
   algorithm: 2, // Algorithm.Argon2id; the enum is `const`, which isolatedModules cannot import.
@@ -13,8 +15,13 @@ export const ARGON2_PARAMETERS = {
 /**
  * At most one hash per core at a time; the rest wait in line. More would not finish sooner (the
  * work is CPU-bound) but would hold 19 MiB each and crowd the event loop's thread off the CPU.
+ * Never more than libuv's pool has threads (main.cts sizes it), so that other pool work (JWT
+ * signing, DNS) never waits behind more than one hash.
  */
-export const HASH_CONCURRENCY = Math.max(1, availableParallelism());
+export const HASH_CONCURRENCY = Math.max(
+  1,
+  Math.min(availableParallelism(), Number(process.env.UV_THREADPOOL_SIZE) || LIBUV_DEFAULT_POOL),
+);
 
 export type HashTimer = (operation: 'hash' | 'verify', seconds: number) => void;
 

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /** The service's entry point, run through tsx exactly as `npm run dev` would. */
-const SERVER_ENTRY = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
+const SERVER_ENTRY = fileURLToPath(new URL('../../src/main.cts', import.meta.url));
 
 /** Tokens carry `iss`/`aud` = PUBLIC_URL, so every instance of one deployment shares it. */
 export const SHARED_PUBLIC_URL = 'http://127.0.0.1:9';
@@ -62,7 +62,7 @@ export interface RequestOptions {
   readonly timeoutMs?: number;
 }
 
-/** One `account-service` process (src/server.ts) on a real port, with its output captured. */
+/** One `account-service` process (src/main.cts) on a real port, with its output captured. */
 export class ServiceProcess {
   /** Every line the process wrote to stdout or stderr (pino JSON lines, mostly). */
   readonly logs: string[] = [];

@@ -1,9 +1,10 @@
-// Preloaded into the service process only (NODE_OPTIONS=--import=…/loop-monitor.mjs): the service
+// Preloaded into the service process only (NODE_OPTIONS=--require=…/loop-monitor.cjs): the service
 // does not expose its event-loop delay, so this measures it from the inside. On SIGUSR2 it writes
 // the delay statistics since the previous SIGUSR2 (or start), and process.memoryUsage(), to
-// $BENCH_LOOP_FILE and starts over.
-import { writeFileSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+// $BENCH_LOOP_FILE and starts over. CommonJS and --require, not --import: an ESM preload would
+// start libuv's thread pool before src/main.cts sizes it.
+const { writeFileSync } = require('node:fs');
+const { monitorEventLoopDelay } = require('node:perf_hooks');
 
 const file = process.env.BENCH_LOOP_FILE;
 
