@@ -1,5 +1,5 @@
 import { Errors } from '../errors.js';
-import type { UserRow } from './users.store.js';
+import type { ProfileRow } from './users.store.js';
 
 export const EMAIL_MAX_LENGTH = 254;
 
@@ -15,7 +15,7 @@ export interface PublicUser {
   updated_at: string;
 }
 
-export function publicUser(row: UserRow): PublicUser {
+export function publicUser(row: ProfileRow): PublicUser {
   return {
     id: row.id,
     email: row.email,

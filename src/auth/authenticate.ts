@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
-import { findLiveSession, touchSession } from './sessions.store.js';
+import { findLiveSessionAccount, touchSession } from './sessions.store.js';
 import type { Caller } from './sessions.js';
 
 declare module 'fastify' {
@@ -25,10 +25,11 @@ export function createAuthenticator(ctx: ServiceContext) {
     const claims = match && (await ctx.accessTokens.verify(match[1] as string));
     if (!claims) throw Errors.unauthorized();
     const now = ctx.clock();
-    const session = await findLiveSession(ctx.db, claims.sessionId, now);
-    if (session === undefined || session.user_id !== claims.userId) throw Errors.unauthorized();
-    if (now - session.last_used_at > TOUCH_INTERVAL_MS) await touchSession(ctx.db, session.id, now);
-    return claims;
+    const live = await findLiveSessionAccount(ctx.db, claims.sessionId, now);
+    if (live === undefined || live.account.id !== claims.userId) throw Errors.unauthorized();
+    if (now - live.sessionLastUsedAt > TOUCH_INTERVAL_MS)
+      await touchSession(ctx.db, claims.sessionId, now);
+    return { ...claims, account: live.account };
   }
 
   return {

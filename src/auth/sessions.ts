@@ -12,6 +12,7 @@ import {
   listLiveSessions,
   type SessionRow,
 } from './sessions.store.js';
+import type { ProfileRow } from './users.store.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -29,6 +30,8 @@ export interface ClientInfo {
 export interface Caller {
   readonly userId: string;
   readonly sessionId: string;
+  /** The account's profile as read when the request was authenticated. */
+  readonly account: ProfileRow;
 }
 
 const USER_AGENT_MAX_LENGTH = 512;

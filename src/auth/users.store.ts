@@ -3,6 +3,8 @@ import { reusableQuery } from '../db/reusable-query.js';
 import type { Database, UsersTable } from '../db/tables.js';
 
 export type UserRow = Selectable<UsersTable>;
+/** The columns a profile shows: never the hash. */
+export type ProfileRow = Omit<UserRow, 'password_hash' | 'email_normalized'>;
 type Executor = Kysely<Database>;
 
 export function normalizeEmail(email: string): string {

@@ -14,7 +14,7 @@ export const profileRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { c
   app.addHook('onRequest', auth.requireBearer);
 
   app.get('/api/profile', { schema: schemas.getProfileSchema }, async (request) => {
-    return { user: await getProfile(ctx, callerOf(request)) };
+    return { user: getProfile(callerOf(request)) };
   });
 
   app.patch('/api/profile', { schema: schemas.updateProfileSchema }, async (request) => {

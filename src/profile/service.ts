@@ -10,10 +10,9 @@ import {
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 
-export async function getProfile(ctx: ServiceContext, caller: Caller): Promise<PublicUser> {
-  const user = await findUserById(ctx.db, caller.userId);
-  if (user === undefined) throw Errors.unauthorized();
-  return publicUser(user);
+/** Authentication already read the account, in the same lookup that checked the session. */
+export function getProfile(caller: Caller): PublicUser {
+  return publicUser(caller.account);
 }
 
 const EDITABLE_FIELDS = ['name', 'bio', 'avatar_url'] as const;
@@ -29,9 +28,11 @@ export async function updateProfile(
   for (const field of EDITABLE_FIELDS) {
     if (changes[field] !== undefined) defined[field] = changes[field];
   }
-  if (Object.keys(defined).length > 0)
-    await updateProfileFields(ctx.db, caller.userId, defined, ctx.clock());
-  return getProfile(ctx, caller);
+  if (Object.keys(defined).length === 0) return getProfile(caller);
+  await updateProfileFields(ctx.db, caller.userId, defined, ctx.clock());
+  const updated = await findUserById(ctx.db, caller.userId);
+  if (updated === undefined) throw Errors.unauthorized(); // deleted meanwhile
+  return publicUser(updated);
 }
 
 /** Deletes the account with its sessions and codes; the address may register again. */
