@@ -1,6 +1,7 @@
 // The process entry: `npm start` runs dist/main.cjs. CommonJS on purpose: libuv reads
 // UV_THREADPOOL_SIZE once, when its pool starts, and Node's ESM loader starts the pool while it
-// loads the first module. A CommonJS entry loads synchronously, so this line runs first.
+// loads the first module. A CommonJS entry loads synchronously, so this line runs first. (Under
+// `npm run dev` and the tests, tsx's `--import` hook starts the pool earlier: there it has no effect.)
 //
 // One pool thread per core, and `password-hashing` runs at most that many hashes at once: the same
 // threads then hash back to back. With Node's default of 4 threads on 2 cores, successive hashes
