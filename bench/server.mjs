@@ -1,6 +1,6 @@
 /* global fetch */
 // Starts and stops the built service (dist/main.cjs) as a separate process, and reads its memory
-// (/proc/<pid>/status) and event-loop delay (through the bench/loop-monitor.mjs preload).
+// (/proc/<pid>/status) and event-loop delay (through the bench/loop-monitor.cjs preload).
 import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
