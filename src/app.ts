@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { createAuthenticator } from './auth/authenticate.js';
+import { verifyAccessToken } from './accounts/caller.js';
 import { startHousekeeping } from './auth/housekeeping.js';
 import { authRoutes } from './auth/routes.js';
 import { User } from './auth/schemas.js';
@@ -9,7 +9,7 @@ import type { Config } from './config.js';
 import type { ServiceContext } from './context.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { authRequestLimit } from './http/auth-request-limit.js';
+import { authenticate } from './http/authenticate.js';
 import { drainOnClose } from './http/draining.js';
 import { renderError } from './http/error-handler.js';
 import { trackRoutes } from './http/route-table.js';
@@ -162,9 +162,15 @@ export async function buildApp(
   if (redisCheck !== undefined) checks.redis = redisCheck;
 
   await app.register(openApiDocument, { publicUrl: config.publicUrl });
-  const auth = createAuthenticator(ctx);
-  await app.register(authRoutes, { ctx, auth, limitAuthRequests: authRequestLimit(ctx.limits) });
-  await app.register(profileRoutes, { ctx, auth });
+  app.addHook(
+    'onRequest',
+    authenticate({
+      verify: (token) => verifyAccessToken(ctx, token),
+      takeAnonymousRequest: (ip) => ctx.limits.takeAuthRequest(ip),
+    }),
+  );
+  await app.register(authRoutes, { ctx });
+  await app.register(profileRoutes, { ctx });
   await app.register(healthRoutes, { checks });
   await app.register(metricsRoutes, { metrics });
   await app.register(jwksRoutes, { tokens: accessTokens });

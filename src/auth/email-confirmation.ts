@@ -1,10 +1,10 @@
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import { confirmationCodeMessage } from '../mail/messages.js';
-import { parseEmailAddress, sameAddress } from './accounts.js';
+import { parseEmailAddress, sameAddress } from '../accounts/public-user.js';
 import { checkCode, consumeCheckedCode, issueCode } from './one-time-codes.js';
-import type { Caller } from './sessions.js';
-import { findUserByEmail, findUserById, markEmailConfirmed } from './users.store.js';
+import type { Caller } from '../accounts/caller.js';
+import { findUserByEmail, findUserById, markEmailConfirmed } from '../accounts/users.store.js';
 
 /** With a bearer token, the address must be the caller's own. */
 async function assertCallerOwns(

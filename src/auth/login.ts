@@ -1,9 +1,9 @@
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import { normalizePassword } from '../security/password-policy.js';
-import { isEmailAddress, publicUser, type PublicUser } from './accounts.js';
+import { isEmailAddress, publicUser, type PublicUser } from '../accounts/public-user.js';
 import { startSession, type ClientInfo, type TokenResponse } from './sessions.js';
-import { findUserByEmail, replacePasswordHash } from './users.store.js';
+import { findUserByEmail, replacePasswordHash } from '../accounts/users.store.js';
 
 /**
  * Signs a user in. Unknown address and wrong password give the same answer after the same work

@@ -6,9 +6,9 @@ import {
   passwordResetMessage,
 } from '../mail/messages.js';
 import { normalizePassword } from '../security/password-policy.js';
-import { parseEmailAddress } from './accounts.js';
+import { parseEmailAddress } from '../accounts/public-user.js';
 import { checkCode, consumeCheckedCode, issueCode } from './one-time-codes.js';
-import type { Caller } from './sessions.js';
+import type { Caller } from '../accounts/caller.js';
 import { deleteSessionsOfUser } from './sessions.store.js';
 import {
   findUserByEmail,
@@ -16,7 +16,7 @@ import {
   markEmailConfirmed,
   replacePasswordHash,
   type UserRow,
-} from './users.store.js';
+} from '../accounts/users.store.js';
 
 /**
  * Verifies the caller's current password, counting wrong ones: after 5 within 15 minutes every

@@ -1,7 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { reusableQuery } from '../db/reusable-query.js';
 import type { Database, SessionsTable } from '../db/tables.js';
-import type { ProfileRow } from './users.store.js';
 
 export type SessionRow = Selectable<SessionsTable>;
 type Executor = Kysely<Database>;
@@ -13,45 +12,6 @@ export async function insertSession(db: Executor, session: SessionRow): Promise<
 const selectLiveSession = reusableQuery((db: Executor, sessionId: string, now: number) =>
   db.selectFrom('sessions').selectAll().where('id', '=', sessionId).where('expires_at', '>', now),
 );
-
-const selectLiveSessionAccount = reusableQuery((db: Executor, sessionId: string, now: number) =>
-  db
-    .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select([
-      'sessions.last_used_at as session_last_used_at',
-      'users.id',
-      'users.email',
-      'users.email_confirmed_at',
-      'users.name',
-      'users.bio',
-      'users.avatar_url',
-      'users.created_at',
-      'users.updated_at',
-    ])
-    .where('sessions.id', '=', sessionId)
-    .where('sessions.expires_at', '>', now),
-);
-
-export interface LiveSessionAccount {
-  readonly account: ProfileRow;
-  readonly sessionLastUsedAt: number;
-}
-
-/**
- * A live session with its account's profile, in one lookup: every authenticated request checks
- * its session, and the commonest one (GET /api/profile) then needs nothing more.
- */
-export async function findLiveSessionAccount(
-  db: Executor,
-  sessionId: string,
-  now: number,
-): Promise<LiveSessionAccount | undefined> {
-  const row = (await selectLiveSessionAccount(db, sessionId, now))[0];
-  if (row === undefined) return undefined;
-  const { session_last_used_at: sessionLastUsedAt, ...account } = row;
-  return { account, sessionLastUsedAt };
-}
 
 /** The session if it exists and has not reached its absolute expiry. */
 export async function findLiveSession(
@@ -90,10 +50,6 @@ export async function advanceGeneration(
     .where('refresh_generation', '=', session.refresh_generation)
     .executeTakeFirst();
   return result.numUpdatedRows === 1n;
-}
-
-export async function touchSession(db: Executor, sessionId: string, now: number): Promise<void> {
-  await db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId).execute();
 }
 
 export async function deleteSession(

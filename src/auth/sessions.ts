@@ -12,7 +12,7 @@ import {
   listLiveSessions,
   type SessionRow,
 } from './sessions.store.js';
-import type { ProfileRow } from './users.store.js';
+import type { Caller } from '../accounts/caller.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -24,14 +24,6 @@ export interface TokenResponse {
 export interface ClientInfo {
   readonly userAgent: string | undefined;
   readonly ip: string;
-}
-
-/** Whom an authenticated request acts for. */
-export interface Caller {
-  readonly userId: string;
-  readonly sessionId: string;
-  /** The account's profile as read when the request was authenticated. */
-  readonly account: ProfileRow;
 }
 
 const USER_AGENT_MAX_LENGTH = 512;

@@ -1,12 +1,12 @@
-import { publicUser, type PublicUser } from '../auth/accounts.js';
+import { publicUser, type PublicUser } from '../accounts/public-user.js';
 import { verifyCurrentPassword } from '../auth/passwords.js';
-import type { Caller } from '../auth/sessions.js';
+import type { Caller } from '../accounts/caller.js';
 import {
   deleteUser,
   findUserById,
   updateProfileFields,
   type ProfileChanges,
-} from '../auth/users.store.js';
+} from '../accounts/users.store.js';
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 

@@ -17,7 +17,10 @@ export interface AccessClaims {
 
 export interface AccessTokens {
   sign(claims: AccessClaims): Promise<string>;
-  /** The claims of a valid token, or undefined for any invalid, expired or foreign one. */
+  /**
+   * The claims of a valid token, or undefined for any invalid, expired or foreign one. Throws
+   * (rather than answering undefined) when the signing keys cannot be read: not the token's fault.
+   */
   verify(token: string): Promise<AccessClaims | undefined>;
   publicJwks(): Promise<{ keys: JWK[] }>;
 }
@@ -69,9 +72,13 @@ export async function createAccessTokens({
     },
     async verify(token) {
       const cached = verifiedTokens.get(token, clock());
-      if (cached !== undefined) return cached;
+      if (cached !== undefined) {
+        await reloadIfOlderThan(KEY_RELOAD_INTERVAL_MS);
+        if (findKey(cached.kid) !== undefined) return cached.claims;
+        verifiedTokens.delete(token); // its key was retired: verify afresh (and fail)
+      }
       try {
-        const { payload } = await jwtVerify(token, getKey, {
+        const { payload, protectedHeader } = await jwtVerify(token, getKey, {
           algorithms: [SIGNING_ALGORITHM],
           typ: TOKEN_TYPE,
           issuer,
@@ -81,10 +88,15 @@ export async function createAccessTokens({
         });
         if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return undefined;
         const claims = { userId: payload.sub, sessionId: payload.sid };
-        verifiedTokens.set(token, claims, (payload.exp as number) * 1000);
+        verifiedTokens.set(token, {
+          claims,
+          kid: protectedHeader.kid,
+          expiresAt: (payload.exp as number) * 1000,
+        });
         return claims;
-      } catch {
-        return undefined;
+      } catch (error) {
+        if (error instanceof errors.JOSEError) return undefined;
+        throw error;
       }
     },
     async publicJwks() {
@@ -99,26 +111,37 @@ export async function createAccessTokens({
  * access token for its whole 15 minutes, and an Ed25519 verification costs as much as a whole
  * cheap request. Only the signature work is skipped: the session is still checked on every request.
  */
+interface VerifiedToken {
+  readonly claims: AccessClaims;
+  /** The signing key's id: the entry is void once that key is no longer published. */
+  readonly kid: string | undefined;
+  readonly expiresAt: number;
+}
+
 class VerifiedTokenCache {
   private static readonly MAX_ENTRIES = 5_000;
-  private readonly entries = new Map<string, { claims: AccessClaims; expiresAt: number }>();
+  private readonly entries = new Map<string, VerifiedToken>();
 
-  get(token: string, now: number): AccessClaims | undefined {
+  get(token: string, now: number): VerifiedToken | undefined {
     const entry = this.entries.get(token);
     if (entry === undefined) return undefined;
     if (entry.expiresAt <= now) {
       this.entries.delete(token);
       return undefined;
     }
-    return entry.claims;
+    return entry;
   }
 
-  set(token: string, claims: AccessClaims, expiresAt: number): void {
+  delete(token: string): void {
+    this.entries.delete(token);
+  }
+
+  set(token: string, entry: VerifiedToken): void {
     if (this.entries.size >= VerifiedTokenCache.MAX_ENTRIES) {
       // Maps iterate in insertion order: drop the oldest entry.
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }
-    this.entries.set(token, { claims, expiresAt });
+    this.entries.set(token, entry);
   }
 }

@@ -2,7 +2,9 @@ import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
+import { apiRouteTable } from '../helpers/route-table.js';
 import { randomIp, STRONG_PASSWORD, TestApp, type Account } from '../helpers/test-app.js';
+import type { RouteEntry } from '../../src/http/route-table.js';
 
 /**
  * Property: whatever arrives at a POST/PATCH/DELETE endpoint — any JSON, the endpoint's own field
@@ -12,26 +14,10 @@ import { randomIp, STRONG_PASSWORD, TestApp, type Account } from '../helpers/tes
 
 const NUM_RUNS = 150;
 
-interface Endpoint {
-  readonly method: 'POST' | 'PATCH' | 'DELETE';
-  readonly path: string;
-  readonly fields: readonly string[];
-}
-
-const ENDPOINTS: Endpoint[] = [
-  { method: 'POST', path: '/api/register', fields: ['email', 'password', 'name'] },
-  { method: 'POST', path: '/api/login', fields: ['email', 'password'] },
-  { method: 'POST', path: '/api/refresh-token', fields: ['refresh_token'] },
-  { method: 'POST', path: '/api/logout', fields: ['all'] },
-  { method: 'POST', path: '/api/send-confirmation-code', fields: ['email'] },
-  { method: 'POST', path: '/api/confirm-email', fields: ['email', 'code'] },
-  { method: 'POST', path: '/api/change-password', fields: ['password', 'new_password'] },
-  { method: 'POST', path: '/api/forgot-password', fields: ['email'] },
-  { method: 'POST', path: '/api/reset-password', fields: ['email', 'code', 'new_password'] },
-  { method: 'DELETE', path: '/api/sessions/{id}', fields: [] },
-  { method: 'PATCH', path: '/api/profile', fields: ['name', 'bio', 'avatar_url'] },
-  { method: 'DELETE', path: '/api/profile', fields: ['password'] },
-];
+/** Every /api route that changes something, from the app's own route table. */
+const ENDPOINTS = (await apiRouteTable()).filter((r) =>
+  ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method),
+);
 
 const charCodes = (min: number, max: number) =>
   fc.integer({ min, max }).map((c) => String.fromCharCode(c));
@@ -119,8 +105,8 @@ interface RequestShape {
   readonly contentType: string | undefined;
 }
 
-function bodyFor(endpoint: Endpoint): fc.Arbitrary<RequestShape> {
-  const model = Object.fromEntries(endpoint.fields.map((f) => [f, fieldValue]));
+function bodyFor(endpoint: RouteEntry): fc.Arbitrary<RequestShape> {
+  const model = Object.fromEntries((endpoint.bodyFields ?? []).map((f) => [f, fieldValue]));
   const fields = fc
     .tuple(
       // Mostly every field present (so requests get past validation), sometimes some missing.
@@ -177,8 +163,8 @@ const auth: fc.Arbitrary<Auth> = fc.oneof(
   },
 );
 
-/** Where `{id}` goes: arbitrary text, UUIDs, or (rarely) the caller's own session. */
-const sessionId = fc.oneof(
+/** What goes in a path parameter: arbitrary text, UUIDs, or (rarely) the caller's own session id. */
+const pathParameter = fc.oneof(
   { arbitrary: fc.string({ unit: 'binary', maxLength: 80 }), weight: 2 },
   { arbitrary: withControlChar(fc.string({ maxLength: 10 })), weight: 1 },
   { arbitrary: fc.uuid().map(String), weight: 2 },
@@ -222,10 +208,10 @@ describe.each(backends)('fuzzing every POST/PATCH/DELETE endpoint ($name)', (bac
     return account.accessToken;
   }
 
-  it.each(ENDPOINTS.map((e) => [`${e.method} ${e.path}`, e] as const))(
+  it.each(ENDPOINTS.map((e) => [`${e.method} ${e.url}`, e] as const))(
     '%s: never 5xx; always a JSON object; errors carry message and error',
     async (_name, endpoint) => {
-      const id = endpoint.path.includes('{id}') ? sessionId : fc.constant('');
+      const id = endpoint.url.includes('/:') ? pathParameter : fc.constant('');
       await fc.assert(
         fc.asyncProperty(bodyFor(endpoint), auth, id, async (shape, authKind, rawId) => {
           const headers: Record<string, string> = {};
@@ -235,7 +221,7 @@ describe.each(backends)('fuzzing every POST/PATCH/DELETE endpoint ($name)', (bac
           if (authKind.kind === 'raw') headers.authorization = authKind.header;
           if (token !== undefined) headers.authorization = `Bearer ${token}`;
           const idValue = rawId === '$own' ? claimsOf(await validToken()).sid : rawId;
-          const url = endpoint.path.replace('{id}', encodeURIComponent(idValue));
+          const url = endpoint.url.replace(/:[a-z_]+/g, encodeURIComponent(idValue));
           const request: InjectOptions = {
             method: endpoint.method,
             url,

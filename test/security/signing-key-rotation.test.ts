@@ -53,3 +53,28 @@ describe.each(backends)('signing key rotation ($name)', (backend) => {
     );
   });
 });
+
+describe.each(backends)('a retired signing key ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend, { env: { APP_SECRET } });
+  });
+  afterAll(() => t.close());
+
+  it('voids the tokens it signed at the next key reload, even ones already verified', async () => {
+    const account = await t.register();
+    const kid = decodeProtectedHeader(account.accessToken).kid as string;
+    const profile = () => t.call('GET', '/api/profile', { token: account.accessToken });
+    expect((await profile()).statusCode).toBe(200); // verified and cached
+
+    // A key withdrawn outright (say, after a leak) rather than retired on schedule.
+    await insertNewKey(t.db, box(), t.clock.now());
+    await t.db.deleteFrom('signing_keys').where('kid', '=', kid).execute();
+    t.clock.advance(MINUTE + 1_000);
+    expect((await profile()).statusCode).toBe(401);
+  });
+});
+
+function box() {
+  return createSecretBox(deriveServerKeys(APP_SECRET).secretBox);
+}

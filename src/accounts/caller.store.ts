@@ -1,0 +1,49 @@
+import type { Kysely } from 'kysely';
+import { reusableQuery } from '../db/reusable-query.js';
+import type { Database } from '../db/tables.js';
+import type { ProfileRow } from './users.store.js';
+
+type Executor = Kysely<Database>;
+
+const selectLiveSessionAccount = reusableQuery((db: Executor, sessionId: string, now: number) =>
+  db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select([
+      'sessions.last_used_at as session_last_used_at',
+      'users.id',
+      'users.email',
+      'users.email_confirmed_at',
+      'users.name',
+      'users.bio',
+      'users.avatar_url',
+      'users.created_at',
+      'users.updated_at',
+    ])
+    .where('sessions.id', '=', sessionId)
+    .where('sessions.expires_at', '>', now),
+);
+
+export interface LiveSessionAccount {
+  readonly account: ProfileRow;
+  readonly sessionLastUsedAt: number;
+}
+
+/**
+ * A live session with its account's profile, in one lookup: every authenticated request checks
+ * its session, and the commonest one (GET /api/profile) then needs nothing more.
+ */
+export async function findLiveSessionAccount(
+  db: Executor,
+  sessionId: string,
+  now: number,
+): Promise<LiveSessionAccount | undefined> {
+  const row = (await selectLiveSessionAccount(db, sessionId, now))[0];
+  if (row === undefined) return undefined;
+  const { session_last_used_at: sessionLastUsedAt, ...account } = row;
+  return { account, sessionLastUsedAt };
+}
+
+export async function touchSession(db: Executor, sessionId: string, now: number): Promise<void> {
+  await db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId).execute();
+}

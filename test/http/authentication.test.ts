@@ -1,0 +1,90 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Caller } from '../../src/accounts/caller.js';
+import { Errors } from '../../src/errors.js';
+import { authenticate } from '../../src/http/authenticate.js';
+import { renderError } from '../../src/http/error-handler.js';
+import { backends } from '../helpers/backends.js';
+import { apiRouteTable } from '../helpers/route-table.js';
+import { TestApp, type Account } from '../helpers/test-app.js';
+
+const ROUTES = await apiRouteTable();
+const concrete = (url: string) => url.replace(/:[a-z_]+/g, '00000000-0000-4000-8000-000000000000');
+
+describe('the route table', () => {
+  it('lists the API (a sanity check that the walk below sees every group)', () => {
+    const urls = new Set(ROUTES.map((r) => r.url));
+    expect(urls).toContain('/api/change-password');
+    expect(urls).toContain('/api/profile');
+  });
+
+  it.each(ROUTES.map((r) => [`${r.method} ${r.url}`, r] as const))(
+    '%s declares who may call it (config.access)',
+    (_name, route) => {
+      expect(['bearer', 'optional', 'public']).toContain(route.access);
+    },
+  );
+});
+
+describe.each(backends)('fail-closed authentication ($name)', (backend) => {
+  let t: TestApp;
+  let account: Account;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+    account = await t.register();
+  });
+  afterAll(() => t.close());
+
+  const guarded = ROUTES.filter((r) => r.access !== 'public');
+
+  it.each(guarded.map((r) => [`${r.method} ${r.url}`, r] as const))(
+    '%s answers 401 to a bad token (and to none unless optional)',
+    async (_name, route) => {
+      const url = concrete(route.url);
+      const method = route.method as 'GET';
+      const forged = `${account.accessToken.slice(0, -4)}AAAA`;
+      const bad = await t.call(method, url, { token: forged, body: {} });
+      expect(bad.statusCode).toBe(401);
+      expect(bad.headers['www-authenticate']).toBe('Bearer');
+      expect(bad.json()).toMatchObject({ error: 'unauthorized' });
+      const none = await t.call(method, url, { body: {} });
+      if (route.access === 'bearer') expect(none.statusCode).toBe(401);
+      else expect(none.statusCode).not.toBe(401);
+    },
+  );
+});
+
+describe('the authentication hook', () => {
+  async function appWith(routes: (app: FastifyInstance) => void): Promise<FastifyInstance> {
+    const app = Fastify();
+    app.addHook(
+      'onRequest',
+      authenticate({
+        verify: async (token) => {
+          if (token !== 'good') throw Errors.unauthorized();
+          return { userId: 'u', sessionId: 's' } as Caller;
+        },
+        takeAnonymousRequest: async () => undefined,
+      }),
+    );
+    app.setErrorHandler(renderError);
+    routes(app);
+    await app.ready();
+    return app;
+  }
+
+  it('guards a route that declares nothing, and leaves non-API routes alone', async () => {
+    const app = await appWith((a) => {
+      a.get('/api/undeclared', async (request) => ({ caller: request.caller?.userId }));
+      a.get('/status', async () => ({ ok: true }));
+    });
+    expect((await app.inject({ url: '/api/undeclared' })).statusCode).toBe(401);
+    const ok = await app.inject({
+      url: '/api/undeclared',
+      headers: { authorization: 'Bearer good' },
+    });
+    expect(ok.json()).toEqual({ caller: 'u' });
+    expect((await app.inject({ url: '/status' })).statusCode).toBe(200);
+    await app.close();
+  });
+});
