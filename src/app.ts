@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { verifyAccessToken } from './accounts/caller.js';
 import { startHousekeeping } from './auth/housekeeping.js';
@@ -8,6 +8,8 @@ import { User } from './auth/schemas.js';
 import type { Config } from './config.js';
 import type { ServiceContext } from './context.js';
 import { openDatabase } from './db/database.js';
+import type { EventBus } from './events/bus.js';
+import { MemoryEventBus } from './events/memory-bus.js';
 import { migrateToLatest } from './db/migrate.js';
 import { authenticate } from './http/authenticate.js';
 import { drainOnClose } from './http/draining.js';
@@ -100,6 +102,7 @@ export async function buildApp(
     clock,
     timing: overrides.deliveryTiming ?? DEFAULT_DELIVERY_TIMING,
   });
+  const events = await openEventBus(config, clock, app.log);
   const stopHousekeeping = startHousekeeping(db, clock, app.log);
   app.addHook('onReady', async () => delivery.start());
   // After in-flight requests are done: stop the workers first, then what they use.
@@ -107,6 +110,7 @@ export async function buildApp(
     stopHousekeeping();
     await delivery.stop();
     await limitStore.close();
+    await events.close();
     await db.destroy();
   });
 
@@ -123,6 +127,7 @@ export async function buildApp(
     refreshTokens: createRefreshTokens(keys.refreshToken),
     limits: new Limits(limitStore, clock),
     outbox: createOutbox(box, () => delivery.wake()),
+    events,
   };
 
   // JSON only: without its text/plain parser, Fastify answers 415 for any other media type.
@@ -176,6 +181,17 @@ export async function buildApp(
   await app.register(jwksRoutes, { tokens: accessTokens });
   await app.register(docsRoutes);
   return app;
+}
+
+/** One process by default; with REDIS_URL, Redis pub/sub reaching every instance. */
+async function openEventBus(
+  config: Config,
+  clock: () => number,
+  log: FastifyBaseLogger,
+): Promise<EventBus> {
+  if (config.redisUrl === undefined) return new MemoryEventBus(log, clock);
+  const { RedisEventBus } = await import('./events/redis-bus.js');
+  return RedisEventBus.connect(config.redisUrl, log, clock);
 }
 
 /** Memory by default; with REDIS_URL, Redis shared by every instance, memory while it is away. */

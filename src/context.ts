@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
+import type { EventBus } from './events/bus.js';
 import type { Limits } from './limits/policies.js';
 import type { Outbox } from './mail/outbox.js';
 import type { AccessTokens } from './security/access-tokens.js';
@@ -21,4 +22,6 @@ export interface ServiceContext {
   readonly refreshTokens: RefreshTokens;
   readonly limits: Limits;
   readonly outbox: Outbox;
+  /** Where groups publish events for users, after their transaction commits. */
+  readonly events: EventBus;
 }

@@ -1,0 +1,133 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { Redis } from 'ioredis';
+import { Subscribers, type BusEvent, type DeliveryListener, type EventBus } from './bus.js';
+
+const CHANNEL_PREFIX = 'events:user:';
+const SUBSCRIBE_WAIT_MS = 1_000;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+const channelOf = (userId: string) => `${CHANNEL_PREFIX}${userId}`;
+
+interface WireMessage {
+  readonly t: number;
+  readonly e: BusEvent;
+}
+
+/**
+ * Several instances: an event goes out on a Redis channel per user, and each instance subscribes
+ * (on a dedicated connection) to the channels of the users whose sockets it holds, so no sticky
+ * sessions are needed. While Redis cannot take a publish, events reach this instance's own
+ * listeners only; when the subscription comes back, resync listeners hear of the possible gap.
+ */
+export class RedisEventBus implements EventBus {
+  private readonly subscribers = new Subscribers();
+  private readonly resyncListeners = new Set<() => void>();
+  private readonly pendingSubscriptions = new Map<string, Promise<unknown>>();
+  private publishFailing = false;
+  private subscriptionLost = false;
+
+  private constructor(
+    private readonly publisher: Redis,
+    private readonly subscriber: Redis,
+    private readonly log: FastifyBaseLogger,
+    private readonly clock: () => number,
+  ) {
+    subscriber.on('message', (channel: string, message: string) => this.receive(channel, message));
+    subscriber.on('close', () => {
+      this.subscriptionLost = true;
+    });
+    subscriber.on('ready', () => {
+      if (!this.subscriptionLost) return;
+      this.subscriptionLost = false;
+      // ioredis has re-sent our SUBSCRIBEs; whatever was published meanwhile is gone.
+      this.log.info('event subscription restored: asking clients to resync');
+      for (const listener of this.resyncListeners) listener();
+    });
+  }
+
+  static connect(url: string, log: FastifyBaseLogger, clock: () => number = Date.now) {
+    const publisher = new Redis(url, {
+      enableOfflineQueue: false, // fail at once while disconnected: deliver locally instead
+      maxRetriesPerRequest: 1,
+      commandTimeout: 500,
+    });
+    const subscriber = new Redis(url, { autoResubscribe: true, maxRetriesPerRequest: null });
+    // Reported through the publish path and the resync log, not once per reconnect attempt.
+    publisher.on('error', () => undefined);
+    subscriber.on('error', () => undefined);
+    return new RedisEventBus(publisher, subscriber, log, clock);
+  }
+
+  publish(userIds: readonly string[], event: BusEvent): void {
+    const message: WireMessage = { t: this.clock(), e: event };
+    const text = JSON.stringify(message);
+    const pipeline = this.publisher.pipeline();
+    for (const userId of userIds) pipeline.publish(channelOf(userId), text);
+    pipeline
+      .exec()
+      .then(
+        (results) => {
+          const failed = results?.find(([error]) => error !== null);
+          if (failed) throw failed[0];
+          if (this.publishFailing) {
+            this.publishFailing = false;
+            this.log.info('Redis takes events again: they reach every instance');
+          }
+        },
+        (error: unknown) => this.publishLocally(userIds, message, error),
+      )
+      .catch((error: unknown) => this.publishLocally(userIds, message, error));
+  }
+
+  async subscribe(userId: string, listener: DeliveryListener): Promise<() => void> {
+    if (this.subscribers.add(userId, listener)) {
+      const subscribed = this.subscriber.subscribe(channelOf(userId)).catch(() => undefined);
+      this.pendingSubscriptions.set(userId, subscribed);
+      void subscribed.then(() => this.pendingSubscriptions.delete(userId));
+    }
+    // Queued while Redis is away: do not hold the caller longer than this.
+    await Promise.race([this.pendingSubscriptions.get(userId), sleep(SUBSCRIBE_WAIT_MS)]);
+    return () => {
+      if (this.subscribers.remove(userId, listener)) {
+        this.subscriber.unsubscribe(channelOf(userId)).catch(() => undefined);
+      }
+    };
+  }
+
+  onResync(listener: () => void): () => void {
+    this.resyncListeners.add(listener);
+    return () => void this.resyncListeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.subscriber.disconnect();
+    this.publisher.disconnect();
+  }
+
+  private publishLocally(userIds: readonly string[], message: WireMessage, error: unknown): void {
+    if (!this.publishFailing) {
+      this.publishFailing = true;
+      this.log.warn(
+        { err: error },
+        "Redis cannot take events: they reach this instance's sockets only",
+      );
+    }
+    for (const userId of userIds) this.deliver(userId, message);
+  }
+
+  private receive(channel: string, text: string): void {
+    if (!channel.startsWith(CHANNEL_PREFIX)) return;
+    let message: WireMessage;
+    try {
+      message = JSON.parse(text) as WireMessage;
+    } catch {
+      return; // not ours
+    }
+    this.deliver(channel.slice(CHANNEL_PREFIX.length), message);
+  }
+
+  private deliver(userId: string, message: WireMessage): void {
+    this.subscribers.deliver({ userId, event: message.e, publishedAt: message.t }, (error) =>
+      this.log.error({ err: error }, 'an event listener failed'),
+    );
+  }
+}

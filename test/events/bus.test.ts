@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Delivery, EventBus } from '../../src/events/bus.js';
+import { MemoryEventBus } from '../../src/events/memory-bus.js';
+import { RedisEventBus } from '../../src/events/redis-bus.js';
+import { waitUntil } from '../scale/service-process.js';
+
+const log = pino({ level: 'silent' });
+const redisUrl = process.env.TEST_REDIS_URL;
+
+interface BusKind {
+  readonly name: string;
+  /** Two buses as two instances would hold them (the same one twice without Redis). */
+  pair(): [EventBus, EventBus];
+}
+
+const kinds: BusKind[] = [
+  {
+    name: 'memory',
+    pair: () => {
+      const bus = new MemoryEventBus(log);
+      return [bus, bus];
+    },
+  },
+];
+if (redisUrl) {
+  kinds.push({
+    name: 'redis',
+    pair: () => [RedisEventBus.connect(redisUrl, log), RedisEventBus.connect(redisUrl, log)],
+  });
+}
+
+const user = () => `user-${Math.random().toString(36).slice(2)}`;
+
+describe.each(kinds)('event bus ($name)', (kind) => {
+  let buses: EventBus[] = [];
+  afterEach(async () => {
+    await Promise.all([...new Set(buses)].map((b) => b.close()));
+    buses = [];
+  });
+  const open = () => {
+    const pair = kind.pair();
+    buses.push(...pair);
+    return pair;
+  };
+
+  it("delivers an event to each subscribed member's listeners once, and to nobody else", async () => {
+    const [a, b] = open();
+    const [alice, bob, eve] = [user(), user(), user()];
+    const got: Delivery[] = [];
+    await b.subscribe(alice, (d) => got.push(d));
+    await b.subscribe(bob, (d) => got.push(d));
+    await b.subscribe(eve, (d) => got.push(d));
+    a.publish([alice, bob], { type: 'message.created', version: 1 });
+    await waitUntil('both deliveries', async () => got.length >= 2, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(got.map((d) => d.userId).sort()).toEqual([alice, bob].sort());
+    expect(got[0]?.event).toEqual({ type: 'message.created', version: 1 });
+    expect(got[0]?.publishedAt).toBeGreaterThan(Date.now() - 5_000);
+  });
+
+  it('stops delivering after unsubscribe, and keeps other listeners of the user', async () => {
+    const [a, b] = open();
+    const alice = user();
+    const first: number[] = [];
+    const second: number[] = [];
+    const stopFirst = await b.subscribe(alice, (d) => first.push(d.event.n as number));
+    await b.subscribe(alice, (d) => second.push(d.event.n as number));
+    a.publish([alice], { type: 't', n: 1 });
+    await waitUntil('first event', async () => second.length === 1, 5_000);
+    stopFirst();
+    a.publish([alice], { type: 't', n: 2 });
+    await waitUntil('second event', async () => second.length === 2, 5_000);
+    expect(first).toEqual([1]);
+    expect(second).toEqual([1, 2]);
+  });
+
+  it('a failing listener does not starve the others', async () => {
+    const [a, b] = open();
+    const alice = user();
+    const got: unknown[] = [];
+    await b.subscribe(alice, () => {
+      throw new Error('broken socket');
+    });
+    await b.subscribe(alice, (d) => got.push(d.event));
+    a.publish([alice], { type: 't' });
+    await waitUntil('delivery', async () => got.length === 1, 5_000);
+  });
+
+  it("keeps the order of one publisher's events (property)", async () => {
+    const [a, b] = open();
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer(), { minLength: 1, maxLength: 60 }), async (values) => {
+        const alice = user();
+        const got: unknown[] = [];
+        const stop = await b.subscribe(alice, (d) => got.push(d.event.value));
+        for (const value of values) a.publish([alice], { type: 't', value });
+        await waitUntil('every event', async () => got.length >= values.length, 5_000);
+        stop();
+        expect(got).toEqual(values);
+      }),
+      { numRuns: 20, seed: 7 },
+    );
+  });
+});
