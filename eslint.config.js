@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/'] },
+  { ignores: ['dist/', 'client/dist/', 'node_modules/', 'data/', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

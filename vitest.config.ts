@@ -1,5 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
+// better-sqlite3 13 crashes the process without a word on Node older than 22 (see README).
+if (Number(process.versions.node.split('.')[0]) < 22) {
+  throw new Error(
+    `Node ${process.version} is too old: the tests run on Node 22, 24 or 26 (e.g. export PATH="$(.ci/install-node 26.10.0)/bin:$PATH", then npm ci).`,
+  );
+}
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],

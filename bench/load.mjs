@@ -21,8 +21,8 @@ export function ipPool(offset = 0) {
  * @property {string} path
  * @property {Record<string, string>} [headers]
  * @property {string} [body]
- * @property {(req: { headers: Record<string, string>, body?: string }, context: Record<string, unknown>) => void} [setup]
- *   fills in the per-request parts (body, authorization)
+ * @property {(req: { path: string, headers: Record<string, string>, body?: string }, context: Record<string, unknown>) => void} [setup]
+ *   fills in the per-request parts (path, body, authorization)
  * @property {(status: number, body: string, context: Record<string, unknown>) => void} [onResponse]
  */
 

@@ -1,17 +1,39 @@
 // Preloaded into the service process only (NODE_OPTIONS=--require=…/loop-monitor.cjs): the service
-// does not expose its event-loop delay, so this measures it from the inside. On SIGUSR2 it writes
-// the delay statistics since the previous SIGUSR2 (or start), and process.memoryUsage(), to
-// $BENCH_LOOP_FILE and starts over. CommonJS and --require, not --import: an ESM preload would
-// start libuv's thread pool before src/main.cts sizes it.
+// does not expose its event-loop delay or memory detail, so this measures them from the inside. On
+// SIGUSR2 it writes to $BENCH_LOOP_FILE, and starts over: the delay statistics since the previous
+// SIGUSR2 (or start), process.memoryUsage() now, and where the memory was when the resident set
+// was largest (process.memoryUsage() and V8's heap spaces, sampled every 100 ms).
+// CommonJS and --require, not --import: an ESM preload would start libuv's thread pool before
+// src/main.cts sizes it.
 const { writeFileSync } = require('node:fs');
 const { monitorEventLoopDelay } = require('node:perf_hooks');
+const v8 = require('node:v8');
 
 const file = process.env.BENCH_LOOP_FILE;
+const MEMORY_SAMPLE_MS = 100;
+
+const mib = (bytes) => Math.round((bytes / 1048576) * 10) / 10;
+const inMib = (record) => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, mib(v)]));
+
+/** process.memoryUsage() and each V8 heap space's committed size, in MiB. */
+function memoryDetail() {
+  const spaces = {};
+  for (const space of v8.getHeapSpaceStatistics()) {
+    spaces[space.space_name] = mib(space.physical_space_size);
+  }
+  return { usage: inMib(process.memoryUsage()), heap_spaces_physical: spaces };
+}
 
 if (file) {
   const histogram = monitorEventLoopDelay({ resolution: 5 });
   histogram.enable();
   let sequence = 0;
+  let peak = { rss: 0 };
+  const samplePeak = () => {
+    const rss = process.memoryUsage.rss();
+    if (rss > peak.rss) peak = { rss, ...memoryDetail() };
+  };
+  setInterval(samplePeak, MEMORY_SAMPLE_MS).unref();
   const ms = (ns) => Math.round(ns / 1e4) / 100;
   process.on('SIGUSR2', () => {
     sequence += 1;
@@ -25,8 +47,10 @@ if (file) {
       memory_mib: Object.fromEntries(
         Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 1048576)]),
       ),
+      peak_memory: { rss_mib: mib(peak.rss), ...peak, rss: undefined },
     };
     writeFileSync(file, JSON.stringify(stats));
     histogram.reset();
+    peak = { rss: 0 };
   });
 }

@@ -74,6 +74,25 @@ export function tableRows(results) {
       expected_answer: '200',
     });
   }
+  if (results.memory) {
+    const { memory } = results;
+    const shared = {
+      peak_rss_mib: memory.peak_rss_mib,
+      loop_delay_p99_ms: memory.loop_delay.p99_ms,
+    };
+    rows.push({
+      ...memory.login,
+      ...shared,
+      scenario: 'memory: POST /api/login',
+      expected_answer: '200',
+    });
+    rows.push({
+      ...memory.profile,
+      ...shared,
+      scenario: 'memory: GET /api/profile',
+      expected_answer: '200',
+    });
+  }
   return rows;
 }
 
@@ -134,6 +153,7 @@ export function writeReport(name, title, report, rows, columns = COLUMNS) {
     ...report.targets.map((t) => `- **${verdict(t)}** ${t.name}: ${t.measured}`),
     '',
     ...(notes.length > 0 ? ['## Notes', '', ...notes.map((n) => `- ${n}`), ''] : []),
+    ...(report.sections ?? []).flatMap(({ title, text }) => [`## ${title}`, '', text, '']),
   ].join('\n');
   writeFileSync(join(RESULTS_DIR, `${name}.md`), markdown);
   console.log(`\nwritten: bench/results/${name}.json, bench/results/${name}.md`);

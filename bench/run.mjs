@@ -4,16 +4,20 @@
 //   npm run bench                         all scenarios, 10 s each (SQLite)
 //   npm run bench -- --duration 3         shorter scenarios, for a quick look
 //   npm run bench -- --only bare,profile  some scenarios (bare profile login raw refresh confirm
-//                                         change register storm)
+//                                         change register storm substring rare prefix category
+//                                         page20 memory)
 //   npm run bench -- --soak               5 minutes of mixed traffic, RSS sampled every 5 s
 //   npm run bench -- --cpu-prof           the service writes a .cpuprofile into bench/results/profiles/
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   on PostgreSQL
 //   (BENCH_REDIS_URL=redis://… too: rate-limit counters in Redis)
 //   BENCH_SERVICE_ENTRY=/path/to/main.cjs     measure another build of the service
 //   BENCH_SERVICE_NODE_OPTIONS=--max-semi-space-size=4   node flags for the service only
+//   BENCH_SERVICE_ENV="UV_THREADPOOL_SIZE=1"               environment for the service only
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBenchDatabase, describeDatabase } from './database.mjs';
+import { findingNotes, findingSections } from './findings.mjs';
+import { measureMemoryScenario } from './memory-scenario.mjs';
 import { machineInfo, RESULTS_DIR, SOAK_COLUMNS, tableRows, writeReport } from './report.mjs';
 import { CHANGE_USERS, LOGIN_CONNECTIONS } from './scenarios.mjs';
 import { seedAccounts } from './seed.mjs';
@@ -85,7 +89,7 @@ try {
     loginUsers: LOGIN_USERS,
     changeUsers: CHANGE_USERS,
   });
-  const context = { url: service.url, seed };
+  const context = { url: service.url, seed, database };
 
   if (args.soak) {
     const soakSeconds = positive('soak-duration', args['soak-duration']);
@@ -108,7 +112,18 @@ try {
     const rows = soak.loads.map((l) => ({ ...l, scenario: l.name }));
     writeReport('latest-soak', 'Account service soak test', report, rows, SOAK_COLUMNS);
   } else {
-    const results = await runSuite(service, context, { duration, selected });
+    const suite = selected.filter((key) => key !== 'memory');
+    const results = await runSuite(service, context, { duration, selected: suite });
+    await service.stop(); // the memory scenario runs a service of its own, alone
+    if (selected.includes('memory')) {
+      console.log('memory: a fresh service, GET /api/profile and POST /api/login on 10 + 10 …');
+      results.memory = await measureMemoryScenario({
+        adminUrl: process.env.BENCH_DATABASE_URL,
+        redisUrl: process.env.BENCH_REDIS_URL,
+        logLevel: args['log-level'],
+        durationSeconds: duration,
+      });
+    }
     const report = {
       machine: machineInfo(),
       settings: { ...settings, duration_s: duration },
@@ -125,7 +140,9 @@ try {
         `Raw argon2id: @node-rs/argon2 verify in the bench process, ${LOGIN_CONNECTIONS} loops at ` +
           'once, with the service’s ARGON2_PARAMETERS (login does one verify per request), ' +
           'measured in slices between slices of the login scenario, so both see the same machine.',
+        ...findingNotes(results),
       ],
+      sections: findingSections(results),
     };
     writeReport('latest', 'Account service benchmark', report, tableRows(results));
     if (args['cpu-prof'])

@@ -1,5 +1,6 @@
 // The measured scenarios: what each one sends, which answer it expects, and how it keeps the
 // service's per-account rules from turning the load into errors.
+import { DIRECTORY_BUILDERS, DIRECTORY_SCENARIOS } from './directory.mjs';
 import { PASSWORDS, seedSessions } from './seed.mjs';
 
 /** Concurrency of the login scenario, and so of the raw argon2id measurement it is compared to. */
@@ -48,6 +49,8 @@ function rotating(bodies) {
  * @typedef {object} ScenarioContext
  * @property {string} url
  * @property {import('./seed.mjs').Seed} seed
+ * @property {import('./database.mjs').BenchDatabase} database
+ * @property {import('./directory.mjs').Directory} [directory]   once the directory is seeded
  */
 
 /**
@@ -79,6 +82,11 @@ export const BUILDERS = {
         headers: { authorization: `Bearer ${seed.profileToken}` },
       },
     };
+  },
+
+  /** The same, as the directory scenarios' reference (on as many connections as they use). */
+  async profile10(context, connections) {
+    return BUILDERS.profile(context, connections);
   },
 
   /** Correct passwords only: a failure would count towards the per-account lockout. */
@@ -172,6 +180,8 @@ export const BUILDERS = {
     };
   },
 
+  ...DIRECTORY_BUILDERS,
+
   /** A new address every request. */
   async register({ seed }) {
     let next = 0;
@@ -233,6 +243,7 @@ export const SCENARIOS = [
     expect: { status: 201 },
     note: 'one argon2id hash per request; a new address each',
   },
+  ...DIRECTORY_SCENARIOS,
 ];
 
 /** Users seeded for change-password: one per connection and half as many spare. */

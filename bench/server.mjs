@@ -32,7 +32,7 @@ function startScriptNodeFlags() {
 }
 
 /** A port nobody listens on right now. @returns {Promise<number>} */
-async function freePort() {
+export async function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -50,6 +50,8 @@ async function freePort() {
  * @property {string | undefined} logLevel   LOG_LEVEL; the service's default (info) when unset
  * @property {string | undefined} logFile    where the service's stdout goes (default: discarded)
  * @property {string | undefined} cpuProfDir when set, the service runs with --cpu-prof into it
+ * @property {(service: Service) => void} [onSpawn]  called as soon as the process exists, before
+ *   it is ready (to watch its start-up)
  */
 
 /** @param {ServiceOptions} options */
@@ -64,15 +66,22 @@ export async function startService(options) {
     DATABASE_URL: options.database.url,
     TRUST_PROXY: 'true',
     BENCH_LOOP_FILE: loopFile,
-    // BENCH_SERVICE_NODE_OPTIONS: flags to try on the service only (e.g. --max-semi-space-size=4).
-    NODE_OPTIONS: [`--require=${LOOP_MONITOR}`, process.env.BENCH_SERVICE_NODE_OPTIONS ?? ''].join(
-      ' ',
-    ),
+    NODE_OPTIONS: `--require=${LOOP_MONITOR}`,
   });
+  // BENCH_SERVICE_ENV: environment to try on the service only, `NAME=value` separated by spaces
+  // (e.g. UV_THREADPOOL_SIZE=1: the bench process keeps its own, for the raw argon2id figure).
+  for (const pair of (process.env.BENCH_SERVICE_ENV ?? '').split(/\s+/).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new Error(`BENCH_SERVICE_ENV: "${pair}" is not NAME=value`);
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
   if (options.redisUrl) env.REDIS_URL = options.redisUrl;
   if (options.logLevel) env.LOG_LEVEL = options.logLevel;
 
-  const nodeArgs = [...startScriptNodeFlags()];
+  // BENCH_SERVICE_NODE_OPTIONS: flags to try on the service only (e.g. --max-semi-space-size=4),
+  // on its command line, where V8 takes every flag (NODE_OPTIONS refuses some).
+  const trying = (process.env.BENCH_SERVICE_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
+  const nodeArgs = [...startScriptNodeFlags(), ...trying];
   if (options.cpuProfDir) {
     mkdirSync(options.cpuProfDir, { recursive: true });
     nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`);
@@ -96,6 +105,7 @@ export async function startService(options) {
   void exited.then(() => (hasExited = true));
 
   const service = new Service(`http://127.0.0.1:${port}`, child, exited, loopFile);
+  options.onSpawn?.(service);
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (hasExited) throw new Error(`the service exited during start-up:\n${stderr}`);
@@ -133,12 +143,30 @@ export class Service {
     }
   }
 
-  /** Resident and peak resident memory, in bytes. */
+  /** Resident and peak resident memory, and the resident set's anonymous and file parts, in bytes. */
   memory() {
     const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
     const kib = (field) =>
       Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
-    return { rss: kib('VmRSS') * 1024, hwm: kib('VmHWM') * 1024 };
+    return {
+      rss: kib('VmRSS') * 1024,
+      hwm: kib('VmHWM') * 1024,
+      anon: kib('RssAnon') * 1024,
+      file: kib('RssFile') * 1024,
+    };
+  }
+
+  /** Anonymous mappings of `min`–`max` bytes (argon2's working memory is one per hash). */
+  mappingsSized(min, max) {
+    let count = 0;
+    for (const line of readFileSync(`/proc/${this.pid}/maps`, 'utf8').split('\n')) {
+      const [range, , , , inode] = line.split(/\s+/);
+      if (range === undefined || inode !== '0') continue;
+      const [start, end] = range.split('-').map((hex) => parseInt(hex, 16));
+      const size = end - start;
+      if (size >= min && size <= max) count += 1;
+    }
+    return count;
   }
 
   /** CPU time the service has used (user + system, all threads), in seconds. */

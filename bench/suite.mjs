@@ -1,4 +1,5 @@
 // The scenario run: every selected scenario in order, raw argon2id beside login, the login storm.
+import { DIRECTORY_KEYS, DIRECTORY_SIZE, prepareDirectory } from './directory.mjs';
 import { combineRawVerify, measureRawVerify, storedHash } from './hashing.mjs';
 import { runLoad } from './load.mjs';
 import { measureScenario, measureStorm, STORM_PROFILE } from './measure.mjs';
@@ -16,6 +17,8 @@ export const ALL = [
   'change',
   'register',
   'storm',
+  ...DIRECTORY_KEYS,
+  'memory',
 ];
 const RAW_VERIFY_MAX_SECONDS = 5;
 
@@ -25,7 +28,13 @@ const RAW_VERIFY_MAX_SECONDS = 5;
  * @param {{ duration: number, selected: string[] }} options
  */
 export async function runSuite(service, context, { duration, selected }) {
-  const results = { scenarios: [], rawVerify: undefined, storm: undefined };
+  const results = {
+    scenarios: [],
+    rawVerify: undefined,
+    storm: undefined,
+    /** @type {Omit<import('./directory.mjs').Directory, 'paths'> | undefined} */
+    directory: undefined,
+  };
   await warmUp(service, context);
 
   const rawSeconds = Math.min(duration, RAW_VERIFY_MAX_SECONDS);
@@ -56,23 +65,45 @@ export async function runSuite(service, context, { duration, selected }) {
       console.log(`login storm with GET /api/profile at ${STORM_PROFILE.overallRate} req/s …`);
       results.storm = await measureStorm(service, context, duration);
     } else {
-      const scenario = /** @type {import('./scenarios.mjs').ScenarioSpec} */ (
-        SCENARIOS.find((s) => s.key === key)
-      );
+      if (DIRECTORY_KEYS.includes(key) && context.directory === undefined) {
+        results.directory = await seedDirectory(service, context);
+        results.scenarios.push(await measure('profile10'));
+      }
       const withRaw = key === 'login' && rawWithLogin;
-      console.log(
-        `${scenario.name}, ${scenario.connections} connections, ${duration} s` +
-          (withRaw ? ` in ${loginSlices} slices, raw argon2id verify around them …` : ' …'),
-      );
-      const interleave = withRaw ? interleaveRaw : undefined;
-      results.scenarios.push(
-        await measureScenario(service, scenario, context, duration, interleave),
-      );
+      results.scenarios.push(await measure(key, withRaw ? interleaveRaw : undefined));
       if (withRaw) results.rawVerify = combineRawVerify(rawSlices);
     }
     await sleep(1000); // let the mail outbox and the garbage collector catch up
   }
   return results;
+
+  /** @param {string} key @param {import('./measure.mjs').Interleave} [interleave] */
+  async function measure(key, interleave) {
+    const scenario = /** @type {import('./scenarios.mjs').ScenarioSpec} */ (
+      SCENARIOS.find((s) => s.key === key)
+    );
+    console.log(
+      `${scenario.name}, ${scenario.connections} connections, ${duration} s` +
+        (interleave ? ` in ${loginSlices} slices, raw argon2id verify around them …` : ' …'),
+    );
+    return measureScenario(service, scenario, context, duration, interleave);
+  }
+}
+
+/**
+ * Seeds the directory once, before the first directory scenario; the report keeps everything
+ * about it but the request paths.
+ * @param {import('./server.mjs').Service} service
+ * @param {import('./scenarios.mjs').ScenarioContext} context
+ */
+async function seedDirectory(service, context) {
+  console.log(`seeding ${DIRECTORY_SIZE} influencer profiles straight into the database …`);
+  const token = context.seed.profileToken;
+  context.directory = await prepareDirectory(context.database, { url: service.url, token });
+  const { profiles, seed_seconds, rare_substrings, plans } = context.directory;
+  console.log(`seeded and analyzed in ${seed_seconds} s`);
+  await sleep(1000);
+  return { profiles, seed_seconds, rare_substrings, plans };
 }
 
 /** A couple of seconds on the cheap paths, so the first scenario does not pay for the JIT. */

@@ -1,10 +1,13 @@
 // The issue's targets, as ratios within one run, so that a slow or busy machine moves both sides.
+import { DIRECTORY_KEYS } from './directory.mjs';
 
 export const TARGETS = {
   loginVsRawVerify: 0.9,
   profileVsBare: 0.4,
   stormProfileP99Ms: 25,
   peakRssMib: 150,
+  directoryP99Ms: 20,
+  directoryVsProfile: 0.3,
   soakRssDrift: 0.1,
 };
 
@@ -19,10 +22,10 @@ export const TARGETS = {
 const pct = (ratio) => `${(ratio * 100).toFixed(1)}%`;
 
 /**
- * @param {{ scenarios: any[], rawVerify?: any, storm?: any }} results
+ * @param {{ scenarios: any[], rawVerify?: any, storm?: any, memory?: any }} results
  * @returns {Target[]}
  */
-export function evaluateTargets({ scenarios, rawVerify, storm }) {
+export function evaluateTargets({ scenarios, rawVerify, storm, memory }) {
   const find = (key) => scenarios.find((s) => s.key === key);
   const login = find('login');
   const profile = find('profile');
@@ -59,6 +62,10 @@ export function evaluateTargets({ scenarios, rawVerify, storm }) {
     });
   } else targets.push(skipped('GET /api/profile p99 during a login storm'));
 
+  const reference = find('profile10');
+  const directoryReads = scenarios.filter((s) => DIRECTORY_KEYS.includes(s.key));
+  if (reference) for (const read of directoryReads) targets.push(directoryTarget(read, reference));
+
   const peaks = [...scenarios.map((s) => s.peak_rss_mib), storm?.peak_rss_mib ?? 0];
   if (scenarios.length > 0 || storm) {
     const peak = Math.max(...peaks);
@@ -69,7 +76,31 @@ export function evaluateTargets({ scenarios, rawVerify, storm }) {
       pass: peak <= TARGETS.peakRssMib,
     });
   }
+  if (memory) {
+    targets.push({
+      name:
+        `memory scenario (GET /api/profile on ${memory.profile.connections} + POST /api/login on ` +
+        `${memory.login.connections} connections): peak RSS ≤ ${TARGETS.peakRssMib} MiB from start-up on`,
+      measured: `${memory.peak_rss_mib} MiB (VmHWM ${memory.vm_hwm_mib} MiB, largest sample ${memory.peak_sampled_mib} MiB)`,
+      threshold: `≤ ${TARGETS.peakRssMib} MiB`,
+      pass: memory.peak_rss_mib <= TARGETS.peakRssMib,
+    });
+  }
   return targets;
+}
+
+/** A directory read: p99 and throughput against GET /api/profile measured beside it. */
+function directoryTarget(scenario, reference) {
+  const ratio = scenario.requests_per_second / reference.requests_per_second;
+  const p99 = scenario.p99_ms;
+  return {
+    name:
+      `${scenario.name}: p99 ≤ ${TARGETS.directoryP99Ms} ms and ≥ ` +
+      `${pct(TARGETS.directoryVsProfile)} of GET /api/profile (${reference.connections} connections)`,
+    measured: `p99 ${p99} ms, ${pct(ratio)} (${scenario.requests_per_second} vs ${reference.requests_per_second} req/s)`,
+    threshold: `p99 ≤ ${TARGETS.directoryP99Ms} ms, ≥ ${pct(TARGETS.directoryVsProfile)}`,
+    pass: p99 <= TARGETS.directoryP99Ms && ratio >= TARGETS.directoryVsProfile,
+  };
 }
 
 /** @param {{ start_rss_mib: number, end_rss_mib: number }} soak @returns {Target} */

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { verifyAccessToken } from './accounts/caller.js';
+import { planCodeMail } from './auth/code-requests.js';
 import { startHousekeeping } from './auth/housekeeping.js';
 import { authRoutes } from './auth/routes.js';
 import { User } from './auth/schemas.js';
@@ -10,24 +11,43 @@ import type { ServiceContext } from './context.js';
 import { openDatabase } from './db/database.js';
 import type { EventBus } from './events/bus.js';
 import { MemoryEventBus } from './events/memory-bus.js';
+import { countingPublications } from './events/counted-bus.js';
+import { ChatGateway, type GatewayOptions } from './chat/realtime/gateway.js';
+import { chatSocketRoutes, registerWebSockets } from './chat/realtime/routes.js';
 import { migrateToLatest } from './db/migrate.js';
 import { authenticate } from './http/authenticate.js';
 import { drainOnClose } from './http/draining.js';
-import { renderError } from './http/error-handler.js';
+import { errorHandler } from './http/error-handler.js';
+import { answerProtocolError, requireHostHeader } from './http/protocol-errors.js';
+import { logRequests } from './http/request-log.js';
 import { trackRoutes } from './http/route-table.js';
 import { ErrorBody } from './http/schemas.js';
 import { FallbackWindowStore } from './limits/fallback-store.js';
 import { MemoryWindowStore } from './limits/memory-store.js';
-import { Limits } from './limits/policies.js';
+import { LIMITS, Limits, type ChatLimitRules } from './limits/policies.js';
 import type { SlidingWindowStore } from './limits/sliding-window.js';
 import { DEFAULT_DELIVERY_TIMING, MailDelivery, type DeliveryTiming } from './mail/delivery.js';
 import { createOutbox } from './mail/outbox.js';
 import { consoleTransport, smtpTransport } from './mail/transports.js';
 import { docsRoutes, openApiDocument } from './operations/docs.js';
-import { databaseCheck, healthRoutes, type DependencyCheck } from './operations/health.js';
+import { databaseOutageLog, reportAnswers } from './db/outage.js';
+import {
+  databaseCheck,
+  healthRoutes,
+  type Dependency,
+  type DependencyCheck,
+} from './operations/health.js';
 import { jwksRoutes } from './operations/jwks.js';
+import { loggerOptions } from './operations/logging.js';
 import { Metrics, metricsRoutes } from './operations/metrics.js';
+import { warnAboutSettings } from './operations/startup-warnings.js';
 import { profileRoutes } from './profile/routes.js';
+import { blockRoutes } from './blocks/routes.js';
+import { chatRoutes } from './chat/routes.js';
+import { chatComponents } from './chat/objects.js';
+import { tombstoneMessagesOf } from './chat/account-deletion.js';
+import { peersPastPolicy } from './chat/conversations.store.js';
+import { removeFollowsOnBlock } from './influencer/blocking.js';
 import { createAccessTokens } from './security/access-tokens.js';
 import { createCodeHasher } from './security/one-time-codes.js';
 import { createPasswordHasher } from './security/password-hashing.js';
@@ -35,7 +55,10 @@ import { createPasswordPolicy } from './security/password-policy.js';
 import { createRefreshTokens } from './security/refresh-tokens.js';
 import { createSecretBox } from './security/secret-box.js';
 import { deriveServerKeys, resolveAppSecret } from './security/server-keys.js';
-import { clientIp } from './http/client-ip.js';
+import { createCursorCodec } from './http/cursor.js';
+import { deleteInfluencerData } from './influencer/account-deletion.js';
+import { influencerRoutes } from './influencer/routes.js';
+import { Influencer } from './influencer/fields.js';
 
 /** What tests (and the benchmark) may substitute; production uses the defaults. */
 export interface AppOverrides {
@@ -44,18 +67,13 @@ export interface AppOverrides {
   readonly logStream?: DestinationStream;
   /** Where the development mail fallback prints (default: standard output). */
   readonly consoleMail?: (text: string) => void;
+  /** Replaces the event bus (tests subscribe to what the groups publish). */
+  readonly events?: EventBus;
+  /** Raises (or lowers) the chat limits, e.g. for a test of 200 concurrent sends. */
+  readonly chatLimits?: Partial<ChatLimitRules>;
+  /** The chat socket's timing (e.g. a heartbeat of 100 ms instead of 30 s). */
+  readonly realtime?: GatewayOptions;
 }
-
-/** Secrets never reach the log, even if someone logs a body or headers later. */
-const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  '*.password',
-  '*.new_password',
-  '*.refresh_token',
-  '*.access_token',
-  '*.password_hash',
-];
 
 export async function buildApp(
   config: Config,
@@ -63,11 +81,8 @@ export async function buildApp(
 ): Promise<FastifyInstance> {
   const clock = overrides.clock ?? Date.now;
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      ...(overrides.logStream && { stream: overrides.logStream }),
-    },
+    // Secrets never reach the log, even if someone logs a body or headers later.
+    logger: loggerOptions(config.logLevel, overrides.logStream),
     // One line per request (below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 16 * 1024,
@@ -76,12 +91,23 @@ export async function buildApp(
     return503OnClosing: false,
     // Errors Fastify raises before routing (bad URL encoding, over-long parameter) get our body too.
     frameworkErrors: (error, request, reply) => renderError(error, request, reply),
+    // So do requests Node cannot parse, and those without Host (protocol-errors.ts).
+    clientErrorHandler: answerProtocolError,
+    http: { requireHostHeader: false },
     ajv: { customOptions: { coerceTypes: false, allErrors: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const databaseOutage = databaseOutageLog(app.log, clock);
+  const renderError = errorHandler(databaseOutage);
+  app.setErrorHandler(renderError);
+  warnAboutSettings(config, app.log);
+
   const keys = deriveServerKeys(resolveAppSecret(config));
   const box = createSecretBox(keys.secretBox);
-  const db = await openDatabase(config.database, { poolSize: config.databasePoolSize });
+  // Every answer the database gives tells its outage log it is back (when it was away).
+  const db = (
+    await openDatabase(config.database, { poolSize: config.databasePoolSize })
+  ).withPlugin(reportAnswers(databaseOutage));
   await migrateToLatest(db);
 
   const { store: limitStore, check: redisCheck } = await openLimitStore(config, clock, app);
@@ -89,11 +115,6 @@ export async function buildApp(
   const transport = config.smtpUrl
     ? await smtpTransport(config.smtpUrl, config.mailFrom)
     : consoleTransport(config.mailFrom, overrides.consoleMail);
-  if (!config.smtpUrl) {
-    app.log.warn(
-      'SMTP_URL is not set: e-mails, codes included, are printed to the console. For development only.',
-    );
-  }
   const delivery = new MailDelivery({
     db,
     box,
@@ -101,8 +122,15 @@ export async function buildApp(
     log: app.log,
     clock,
     timing: overrides.deliveryTiming ?? DEFAULT_DELIVERY_TIMING,
+    // The worker starts on ready, once ctx (below) exists.
+    planCodeMail: (request) => planCodeMail(ctx, request),
+    databaseOutage,
   });
-  const events = await openEventBus(config, clock, app.log);
+  const metrics = new Metrics(() => delivery.pendingCount());
+  const events = countingPublications(
+    overrides.events ?? (await openEventBus(config, clock, app.log)),
+    (type, recipients) => metrics.realtime.eventPublished(type, recipients),
+  );
   const stopHousekeeping = startHousekeeping(db, clock, app.log);
   app.addHook('onReady', async () => delivery.start());
   // After in-flight requests are done: stop the workers first, then what they use.
@@ -114,7 +142,6 @@ export async function buildApp(
     await db.destroy();
   });
 
-  const metrics = new Metrics(() => delivery.pendingCount());
   const accessTokens = await createAccessTokens({ db, box, issuer: config.publicUrl, clock });
   const ctx: ServiceContext = {
     config,
@@ -125,14 +152,21 @@ export async function buildApp(
     codes: createCodeHasher(keys.codeHmac),
     accessTokens,
     refreshTokens: createRefreshTokens(keys.refreshToken),
-    limits: new Limits(limitStore, clock),
+    limits: new Limits(limitStore, clock, { ...LIMITS, ...overrides.chatLimits }),
     outbox: createOutbox(box, () => delivery.wake()),
     events,
+    cursors: createCursorCodec(keys.cursorHmac),
+    accountDeletionHooks: [tombstoneMessagesOf({ clock, events }), deleteInfluencerData],
+    blockHooks: [removeFollowsOnBlock],
+    conversationsPastPolicy: (userId, peerIds) => peersPastPolicy(db, userId, peerIds),
   };
 
+  // First: its hooks must see an upgrade before any other hook can refuse it.
+  const deps = { ctx, metrics: metrics.realtime, log: app.log, databaseOutage };
+  const gateway = await registerWebSockets(app, new ChatGateway(deps, overrides.realtime));
   // JSON only: without its text/plain parser, Fastify answers 415 for any other media type.
   app.removeContentTypeParser('text/plain');
-  app.setErrorHandler(renderError);
+  requireHostHeader(app);
   drainOnClose(app);
   app.setNotFoundHandler(trackRoutes(app));
   // A body-less POST is validated as `{}`, so missing fields are reported one by one.
@@ -141,30 +175,16 @@ export async function buildApp(
       request.body = {};
   });
   metrics.instrument(app);
-  app.addHook('onRequest', async (request) => {
-    request.log.debug(
-      { method: request.method, url: request.url.split('?')[0] },
-      'request received',
-    );
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        route: request.routeOptions.url,
-        url: request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        ip: clientIp(request),
-      },
-      'request completed',
-    );
-  });
+  logRequests(app);
   app.addSchema(ErrorBody);
   app.addSchema(User);
+  app.addSchema(Influencer);
+  for (const schema of chatComponents) app.addSchema(schema);
 
-  const checks: Record<string, DependencyCheck> = { database: databaseCheck(db) };
-  if (redisCheck !== undefined) checks.redis = redisCheck;
+  const dependencies: Record<string, Dependency> = {
+    database: { check: databaseCheck(db), optional: false },
+  };
+  if (redisCheck !== undefined) dependencies.redis = { check: redisCheck, optional: true };
 
   await app.register(openApiDocument, { publicUrl: config.publicUrl });
   app.addHook(
@@ -176,7 +196,11 @@ export async function buildApp(
   );
   await app.register(authRoutes, { ctx });
   await app.register(profileRoutes, { ctx });
-  await app.register(healthRoutes, { checks });
+  await app.register(influencerRoutes, { ctx });
+  await app.register(blockRoutes, { ctx });
+  await app.register(chatRoutes, { ctx });
+  await app.register(chatSocketRoutes, { gateway });
+  await app.register(healthRoutes, { dependencies });
   await app.register(metricsRoutes, { metrics });
   await app.register(jwksRoutes, { tokens: accessTokens });
   await app.register(docsRoutes);
@@ -203,12 +227,13 @@ async function openLimitStore(
   const memory = new MemoryWindowStore(clock);
   if (config.redisUrl === undefined) return { store: memory };
   const { RedisWindowStore } = await import('./limits/redis-store.js');
-  const redis = RedisWindowStore.connect(config.redisUrl);
-  redis.client.on('error', () => undefined); // reported through FallbackWindowStore, once per outage
+  const redis = await RedisWindowStore.connect(config.redisUrl);
   return {
-    store: new FallbackWindowStore(redis, memory, app.log),
-    check: async () => {
-      await redis.client.ping();
-    },
+    store: new FallbackWindowStore(redis, memory, {
+      log: app.log,
+      clock,
+      probe: () => redis.ping(),
+    }),
+    check: () => redis.ping(),
   };
 }

@@ -1,6 +1,9 @@
+import type { AccountDeletionHook } from './accounts/deletion.js';
+import type { BlockHook } from './blocks/hooks.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { EventBus } from './events/bus.js';
+import type { CursorCodec } from './http/cursor.js';
 import type { Limits } from './limits/policies.js';
 import type { Outbox } from './mail/outbox.js';
 import type { AccessTokens } from './security/access-tokens.js';
@@ -24,4 +27,19 @@ export interface ServiceContext {
   readonly outbox: Outbox;
   /** Where groups publish events for users, after their transaction commits. */
   readonly events: EventBus;
+  /** Signs and reads the keyset cursors of every paged list. */
+  readonly cursors: CursorCodec;
+  /** Each group's part of deleting an account, run in the deletion's transaction. */
+  readonly accountDeletionHooks: readonly AccountDeletionHook[];
+  /** Each group's part of one account blocking another, run in the block's transaction. */
+  readonly blockHooks: readonly BlockHook[];
+  /**
+   * Of `peerIds`, those with whom `userId` has a conversation that DM policy no longer binds
+   * (accepted, or one where `userId` is the influencer). The Chat group answers; the Influencer
+   * group's `can_message` asks, without depending on Chat.
+   */
+  readonly conversationsPastPolicy: (
+    userId: string,
+    peerIds: readonly string[],
+  ) => Promise<ReadonlySet<string>>;
 }

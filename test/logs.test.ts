@@ -1,6 +1,14 @@
+import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from './helpers/backends.js';
+import { apiRouteTable } from './helpers/route-table.js';
 import { randomIp, TestApp, uniqueEmail } from './helpers/test-app.js';
+
+const ROUTES = await apiRouteTable();
+const concrete = (url: string) => url.replace(/:[a-z_]+/g, '00000000-0000-4000-8000-000000000000');
+
+/** Whether a 6-digit code appears in the log as a number of its own (not inside a longer one). */
+const containsCode = (log: string, code: string) => new RegExp(`(?<!\\d)${code}(?!\\d)`).test(log);
 
 /**
  * API.md: "Secrets never appear in logs: no password, code, token or hash." A whole account's life
@@ -152,11 +160,142 @@ describe.each(backends)('no secrets in logs ($name)', (backend) => {
       expect(secret.length).toBeGreaterThan(5);
       expect(log.includes(secret), `secret ${secret.slice(0, 12)}… appears in the log`).toBe(false);
     }
-    for (const code of codes) {
-      expect(
-        new RegExp(`(?<!\\d)${code}(?!\\d)`).test(log),
-        `code ${code} appears in the log`,
-      ).toBe(false);
+    for (const code of codes) expect(containsCode(log, code), `code ${code}`).toBe(false);
+  });
+});
+
+describe.each(backends)('secrets sent to every endpoint, logging at trace ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend, { env: { LOG_LEVEL: 'trace' } });
+  });
+  afterAll(() => t.close());
+
+  it('no secret sent in a body field (at any depth), a header or the query string of any /api route appears in the log', async () => {
+    const secrets: string[] = [];
+    const codes: string[] = [];
+    const secret = (label: string) => {
+      const value = `${label}-${randomBytes(12).toString('base64url')}`;
+      secrets.push(value);
+      return value;
+    };
+    for (const route of ROUTES) {
+      // A live token, so bearer routes get past authentication into their handlers.
+      const account = await t.register(uniqueEmail('secrets'), secret('Account-Password'));
+      secrets.push(account.accessToken, account.refreshToken);
+      for (const token of [account.accessToken, secret('bogus-bearer')]) {
+        const code = String(randomInt(100_000, 1_000_000));
+        codes.push(code);
+        const body = {
+          email: account.email,
+          password: secret('password'),
+          new_password: secret('new-password'),
+          code,
+          refresh_token: secret('refresh'),
+          access_token: secret('access'),
+          all: false,
+          profile: { password: secret('nested-password'), codes: [{ code: secret('deep-code') }] },
+        };
+        const query = `?code=${secret('query-code')}&access_token=${secret('query-token')}`;
+        await t.call(route.method, concrete(route.url) + query, {
+          body,
+          token,
+          headers: {
+            cookie: `refresh_token=${secret('cookie')}`,
+            'proxy-authorization': `Basic ${secret('proxy')}`,
+          },
+        });
+      }
     }
+
+    const log = t.logs.join('');
+    // Logging ran at debug and below, and every route was reached.
+    expect(log).toMatch(/"level":20,.*"msg":"request received"/);
+    for (const route of ROUTES) expect(log).toContain(`"route":"${route.url}"`);
+    for (const value of secrets) {
+      expect(log.includes(value), `secret ${value.slice(0, 16)}… appears in the log`).toBe(false);
+    }
+    for (const code of codes) expect(containsCode(log, code), `code ${code}`).toBe(false);
+  });
+
+  it("the app's logger replaces secret fields at any depth, in arrays and in errors (their causes too), and keeps an error's own code", () => {
+    const hash = `$argon2id$v=19$m=19456,t=2,p=1$${randomBytes(16).toString('base64url')}`;
+    const values = {
+      password: secret(),
+      newPassword: secret(),
+      refresh: secret(),
+      access: secret(),
+      bearer: secret(),
+      cookie: secret(),
+      causePassword: secret(),
+      code: String(randomInt(100_000, 1_000_000)),
+    };
+    const cause = Object.assign(new Error('inner'), { password: values.causePassword });
+    const error = Object.assign(new Error('insert failed', { cause }), {
+      code: '23502',
+      detail: `Failing row contains (1, ada@example.test, ${hash}).`,
+    });
+    const before = t.logs.length;
+    t.app.log.warn(
+      {
+        body: {
+          user: { credentials: { password: values.password, new_password: values.newPassword } },
+        },
+        sessions: [[{ refresh_token: values.refresh }], { access_token: values.access }],
+        headers: { authorization: `Bearer ${values.bearer}`, cookie: values.cookie },
+        attempt: { code: values.code },
+        err: error,
+      },
+      'a line someone adds later',
+    );
+    const written = t.logs.slice(before).join('');
+    for (const value of [...Object.values(values), hash]) {
+      expect(written.includes(value), `${value} appears in the log`).toBe(false);
+    }
+    const line = JSON.parse(written) as LoggedLine;
+    expect(line.body.user.credentials).toEqual({
+      password: '[redacted]',
+      new_password: '[redacted]',
+    });
+    expect(line.sessions[0][0].refresh_token).toBe('[redacted]');
+    expect(line.attempt.code).toBe('[redacted]');
+    expect(line.headers).toEqual({ authorization: '[redacted]', cookie: '[redacted]' });
+    // The error keeps what says what went wrong: type, message, stack and its own code.
+    expect(line.err).toMatchObject({ type: 'Error', message: 'insert failed', code: '23502' });
+    expect(line.err.stack).toMatch(/^Error: insert failed\n\s+at /);
+    expect(line.err.detail).toBe('[redacted]');
+    expect(line.err.cause).toMatchObject({ message: 'inner', password: '[redacted]' });
+  });
+});
+
+/** The fields of the line the test above writes. */
+interface LoggedLine {
+  body: { user: { credentials: unknown } };
+  sessions: [[{ refresh_token: unknown }], unknown];
+  attempt: { code: unknown };
+  headers: unknown;
+  err: { stack: string; detail: unknown; cause: unknown };
+}
+
+function secret(): string {
+  return `s3cret-${randomBytes(12).toString('base64url')}`;
+}
+
+describe.each(backends)('start-up warnings ($name)', (backend) => {
+  const trustProxyWarning = /TRUST_PROXY=true: .*left-most X-Forwarded-For entry.*client controls/;
+
+  it('TRUST_PROXY=true warns that the left-most X-Forwarded-For entry is client-controlled, and recommends the list form', async () => {
+    const t = await TestApp.start(backend, { env: { TRUST_PROXY: 'true' } });
+    await t.close();
+    const warnings = t.logs.filter((line) => trustProxyWarning.test(line));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0] as string).level).toBe(40);
+    expect(warnings[0]).toMatch(/TRUST_PROXY=10\.0\.0\.5/);
+  });
+
+  it('a list of proxies does not warn', async () => {
+    const t = await TestApp.start(backend, { env: { TRUST_PROXY: '10.0.0.5,10.0.1.0/24' } });
+    await t.close();
+    expect(t.logs.filter((line) => /TRUST_PROXY/.test(line))).toEqual([]);
   });
 });

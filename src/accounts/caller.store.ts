@@ -47,3 +47,19 @@ export async function findLiveSessionAccount(
 export async function touchSession(db: Executor, sessionId: string, now: number): Promise<void> {
   await db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId).execute();
 }
+
+/** Which of `sessionIds` are still live (one query; for sockets that may have missed an end). */
+export async function findLiveSessionIds(
+  db: Executor,
+  sessionIds: readonly string[],
+  now: number,
+): Promise<Set<string>> {
+  if (sessionIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('id', 'in', sessionIds)
+    .where('expires_at', '>', now)
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}

@@ -7,6 +7,8 @@ import type { ProfileRow } from './users.store.js';
 export interface Caller {
   readonly userId: string;
   readonly sessionId: string;
+  /** When the presented access token expires (ms since the epoch). */
+  readonly expiresAt: number;
   /** The account's profile as read when the token was verified. */
   readonly account: ProfileRow;
 }

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { CodePurpose, Database, OneTimeCodesTable } from '../db/tables.js';
 
 export type CodeRow = Selectable<OneTimeCodesTable>;
@@ -6,25 +6,52 @@ type Executor = Kysely<Database>;
 
 /** Stores a new code, replacing (so voiding) any older one of the same user and purpose. */
 export async function replaceCode(db: Executor, code: CodeRow): Promise<void> {
+  const { code_hash, failed_attempts, expires_at, created_at } = code;
   await db
-    .deleteFrom('one_time_codes')
-    .where('user_id', '=', code.user_id)
-    .where('purpose', '=', code.purpose)
+    .insertInto('one_time_codes')
+    .values(code)
+    .onConflict((oc) =>
+      oc
+        .columns(['user_id', 'purpose'])
+        .doUpdateSet({ code_hash, failed_attempts, expires_at, created_at }),
+    )
     .execute();
-  await db.insertInto('one_time_codes').values(code).execute();
 }
 
-export function findCode(
+/**
+ * Takes one of the live code's tries and returns the code, to be compared only now. Counting and
+ * burning are this one statement: once `maxTries` are taken (or the code expired) nothing matches,
+ * so no number of concurrent guesses gets more, and a burnt code never verifies, deleted or not.
+ */
+export function takeCodeTry(
   db: Executor,
   userId: string,
   purpose: CodePurpose,
+  now: number,
+  maxTries: number,
 ): Promise<CodeRow | undefined> {
   return db
-    .selectFrom('one_time_codes')
-    .selectAll()
+    .updateTable('one_time_codes')
+    .set({ failed_attempts: sql`failed_attempts + 1` })
     .where('user_id', '=', userId)
     .where('purpose', '=', purpose)
+    .where('failed_attempts', '<', maxTries)
+    .where('expires_at', '>', now)
+    .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * Changes one decoy row, or (`bucket` undefined) runs the same statement matching none. A guess
+ * runs it after `takeCodeTry`, on a bucket exactly when that took no try, so every guess commits
+ * one changed row: on PostgreSQL such a commit waits for the WAL flush, a no-op does not.
+ */
+export async function takeDecoyTry(db: Executor, bucket: number | undefined): Promise<void> {
+  await db
+    .updateTable('code_try_decoys')
+    .set({ tries: sql`tries + 1` })
+    .where('bucket', '=', bucket ?? -1)
+    .execute();
 }
 
 /** Deletes exactly this code; false if a concurrent request consumed or replaced it first. */
@@ -38,27 +65,10 @@ export async function consumeCode(db: Executor, code: CodeRow): Promise<boolean>
   return result.numDeletedRows === 1n;
 }
 
-/** Counts a wrong try; the try that reaches `maxFailures` deletes (burns) the code. */
-export async function recordWrongCode(
-  db: Executor,
-  code: CodeRow,
-  maxFailures: number,
-): Promise<void> {
-  const matchThisCode = db
-    .updateTable('one_time_codes')
-    .set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1) }))
-    .where('user_id', '=', code.user_id)
-    .where('purpose', '=', code.purpose)
-    .where('code_hash', '=', code.code_hash);
-  await matchThisCode.execute();
+/** Expired and burnt codes are refused anyway; this only keeps the table small. */
+export async function deleteDeadCodes(db: Executor, now: number, maxTries: number): Promise<void> {
   await db
     .deleteFrom('one_time_codes')
-    .where('user_id', '=', code.user_id)
-    .where('purpose', '=', code.purpose)
-    .where('failed_attempts', '>=', maxFailures)
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('failed_attempts', '>=', maxTries)]))
     .execute();
-}
-
-export async function deleteExpiredCodes(db: Executor, now: number): Promise<void> {
-  await db.deleteFrom('one_time_codes').where('expires_at', '<=', now).execute();
 }

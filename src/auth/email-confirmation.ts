@@ -1,8 +1,8 @@
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
-import { confirmationCodeMessage } from '../mail/messages.js';
 import { parseEmailAddress, sameAddress } from '../accounts/public-user.js';
-import { checkCode, consumeCheckedCode, issueCode } from './one-time-codes.js';
+import { checkCode, consumeCheckedCode } from './one-time-codes.js';
+import { requestCode } from './code-requests.js';
 import type { Caller } from '../accounts/caller.js';
 import { findUserByEmail, findUserById, markEmailConfirmed } from '../accounts/users.store.js';
 
@@ -18,8 +18,9 @@ async function assertCallerOwns(
 }
 
 /**
- * E-mails a new confirmation code. The answer is the same for unknown and already confirmed
- * addresses (which get no e-mail), so it reveals nothing; the 60 s window applies to all of them.
+ * E-mails a new confirmation code. The answer, and the work before it, are the same for unknown
+ * and already confirmed addresses (which get no e-mail, see code-requests.ts), so it reveals
+ * nothing; the 60 s window applies to all of them.
  */
 export async function sendConfirmationCode(
   ctx: ServiceContext,
@@ -29,12 +30,7 @@ export async function sendConfirmationCode(
   const email = parseEmailAddress(rawEmail);
   await assertCallerOwns(ctx, caller, email);
   await ctx.limits.takeCodeSend(email, 'confirm_email');
-  const user = await findUserByEmail(ctx.db, email);
-  if (user === undefined || user.email_confirmed_at !== null) return;
-  await ctx.db.transaction().execute(async (trx) => {
-    const code = await issueCode(ctx, trx, user.id, 'confirm_email');
-    await ctx.outbox.enqueue(trx, confirmationCodeMessage(user.email, code), ctx.clock());
-  });
+  await requestCode(ctx, email, 'confirm_email');
 }
 
 /** One answer (invalid_code) for a wrong, expired, used or burnt code, an unknown or confirmed address. */
@@ -47,8 +43,9 @@ export async function confirmEmail(
   const email = parseEmailAddress(rawEmail);
   await assertCallerOwns(ctx, caller, email);
   const user = await findUserByEmail(ctx.db, email);
+  // Every address takes a try (a decoy one if it has no code) before any answer.
+  const checked = await checkCode(ctx, email, user?.id, 'confirm_email', code);
   if (user === undefined || user.email_confirmed_at !== null) throw Errors.invalidCode();
-  const checked = await checkCode(ctx, user.id, 'confirm_email', code);
   await ctx.db.transaction().execute(async (trx) => {
     await consumeCheckedCode(trx, checked);
     await markEmailConfirmed(trx, user.id, ctx.clock());

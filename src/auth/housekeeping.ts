@@ -1,17 +1,18 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/database.js';
-import { deleteExpiredCodes } from './codes.store.js';
+import { CODE_MAX_TRIES } from '../security/one-time-codes.js';
+import { deleteDeadCodes } from './codes.store.js';
 import { deleteExpiredSessions } from './sessions.store.js';
 
 const INTERVAL_MS = 10 * 60_000;
 
 /**
- * Deletes expired sessions and codes. They are already refused when read (every lookup checks its
- * expiry); this only keeps the tables small. Safe to run on every instance.
+ * Deletes expired sessions and expired or burnt codes. They are already refused when read (every
+ * lookup checks expiry and tries); this only keeps the tables small. Safe on every instance.
  */
 export async function sweepExpired(db: Db, now: number): Promise<void> {
   await deleteExpiredSessions(db, now);
-  await deleteExpiredCodes(db, now);
+  await deleteDeadCodes(db, now, CODE_MAX_TRIES);
 }
 
 /** Runs `sweepExpired` every 10 minutes; returns the function that stops it. */

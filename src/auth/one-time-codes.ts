@@ -1,26 +1,32 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ServiceContext } from '../context.js';
 import type { CodePurpose, Database } from '../db/tables.js';
+import { CODE_TRY_DECOY_BUCKETS } from '../db/migrations/003_code_requests.js';
 import { Errors } from '../errors.js';
-import { CODE_MAX_FAILED_ATTEMPTS, CODE_TTL_MS, generateCode } from '../security/one-time-codes.js';
+import { CODE_MAX_TRIES, CODE_TTL_MS, generateCode } from '../security/one-time-codes.js';
+import { normalizeEmail } from '../accounts/users.store.js';
 import {
   consumeCode,
-  findCode,
-  recordWrongCode,
   replaceCode,
+  takeCodeTry,
+  takeDecoyTry,
   type CodeRow,
 } from './codes.store.js';
+
+/** Compared against when no code was found, so that every guess computes one HMAC. */
+const NO_CODE_HASH = '0'.repeat(64);
 
 /** Creates a code for the user (voiding older ones of the purpose) and returns it for the e-mail. */
 export async function issueCode(
   ctx: ServiceContext,
-  trx: Kysely<Database>,
+  db: Kysely<Database>,
   userId: string,
   purpose: CodePurpose,
 ): Promise<string> {
   const code = generateCode();
   const now = ctx.clock();
-  await replaceCode(trx, {
+  await replaceCode(db, {
     user_id: userId,
     purpose,
     code_hash: ctx.codes.hash(userId, purpose, code),
@@ -31,23 +37,34 @@ export async function issueCode(
   return code;
 }
 
+/** The decoy row of an address: one per address, as a live code is, so contention matches too. */
+function decoyBucket(email: string, purpose: CodePurpose): number {
+  const digest = createHash('sha256')
+    .update(`${purpose}\n${normalizeEmail(email)}`)
+    .digest();
+  return digest.readUInt32BE(0) % CODE_TRY_DECOY_BUCKETS;
+}
+
 /**
- * Checks a candidate code without consuming it: a wrong one counts a try (the 5th burns the code).
- * Returns the stored code, to be consumed with `consumeCode` in the transaction that applies it.
+ * Checks a guess at the code sent to `email` (`userId` undefined: no such account) without
+ * consuming it. The guess first takes one of the code's tries, and only then is compared (in
+ * constant time). A guess that finds no live code (unknown address, none sent, expired, burnt)
+ * takes a decoy try instead, so every guess runs the same statements and commits one changed row.
+ * Returns the code, to be consumed with `consumeCheckedCode` in the transaction that applies it.
  */
 export async function checkCode(
   ctx: ServiceContext,
-  userId: string,
+  email: string,
+  userId: string | undefined,
   purpose: CodePurpose,
   candidate: string,
 ): Promise<CodeRow> {
-  const stored = await findCode(ctx.db, userId, purpose);
-  if (stored === undefined || stored.expires_at <= ctx.clock()) throw Errors.invalidCode();
-  if (!ctx.codes.matches(stored.code_hash, userId, purpose, candidate)) {
-    await recordWrongCode(ctx.db, stored, CODE_MAX_FAILED_ATTEMPTS);
-    throw Errors.invalidCode();
-  }
-  return stored;
+  const owner = userId ?? '';
+  const taken = await takeCodeTry(ctx.db, owner, purpose, ctx.clock(), CODE_MAX_TRIES);
+  await takeDecoyTry(ctx.db, taken === undefined ? decoyBucket(email, purpose) : undefined);
+  const matches = ctx.codes.matches(taken?.code_hash ?? NO_CODE_HASH, owner, purpose, candidate);
+  if (taken === undefined || !matches) throw Errors.invalidCode();
+  return taken;
 }
 
 /** Consumes the checked code inside `trx`; a concurrent use that consumed it first makes this fail. */

@@ -1,15 +1,13 @@
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
-import {
-  passwordChangedMessage,
-  passwordResetCodeMessage,
-  passwordResetMessage,
-} from '../mail/messages.js';
+import { passwordChangedMessage, passwordResetMessage } from '../mail/messages.js';
 import { normalizePassword } from '../security/password-policy.js';
 import { parseEmailAddress } from '../accounts/public-user.js';
-import { checkCode, consumeCheckedCode, issueCode } from './one-time-codes.js';
+import { checkCode, consumeCheckedCode } from './one-time-codes.js';
+import { requestCode } from './code-requests.js';
 import type { Caller } from '../accounts/caller.js';
 import { deleteSessionsOfUser } from './sessions.store.js';
+import { publishSessionsEnded } from '../events/account-events.js';
 import {
   findUserByEmail,
   findUserById,
@@ -60,19 +58,15 @@ export async function changePassword(
     await deleteSessionsOfUser(trx, user.id, caller.sessionId);
     await ctx.outbox.enqueue(trx, passwordChangedMessage(user.email, ctx.config.publicUrl), now);
   });
+  publishSessionsEnded(ctx.events, user.id, { all: true, except: caller.sessionId });
   await ctx.limits.clearWrongPasswords(user.id);
 }
 
-/** Same answer for every address; only a registered one gets a code. */
+/** Same answer, and work, for every address; only a registered one gets a code (code-requests.ts). */
 export async function forgotPassword(ctx: ServiceContext, rawEmail: string): Promise<void> {
   const email = parseEmailAddress(rawEmail);
   await ctx.limits.takeCodeSend(email, 'reset_password');
-  const user = await findUserByEmail(ctx.db, email);
-  if (user === undefined) return;
-  await ctx.db.transaction().execute(async (trx) => {
-    const code = await issueCode(ctx, trx, user.id, 'reset_password');
-    await ctx.outbox.enqueue(trx, passwordResetCodeMessage(user.email, code), ctx.clock());
-  });
+  await requestCode(ctx, email, 'reset_password');
 }
 
 /**
@@ -89,8 +83,9 @@ export async function resetPassword(
   const problems = ctx.policy.problems(next, email, 'new_password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
   const user = await findUserByEmail(ctx.db, email);
+  // Every address takes a try (a decoy one if it has no code) before any answer.
+  const checked = await checkCode(ctx, email, user?.id, 'reset_password', code);
   if (user === undefined) throw Errors.invalidCode();
-  const checked = await checkCode(ctx, user.id, 'reset_password', code);
 
   const newHash = await ctx.hasher.hash(normalizePassword(next));
   const now = ctx.clock();
@@ -102,6 +97,7 @@ export async function resetPassword(
     await deleteSessionsOfUser(trx, user.id);
     await ctx.outbox.enqueue(trx, passwordResetMessage(user.email, ctx.config.publicUrl), now);
   });
+  publishSessionsEnded(ctx.events, user.id, { all: true });
   await ctx.limits.clearWrongPasswords(user.id);
   await ctx.limits.liftLoginLockout(email);
 }

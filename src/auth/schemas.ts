@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { BearerSecurity, MessageBody, withErrors } from '../http/schemas.js';
+import { MessageBody, withErrors } from '../http/schemas.js';
 
 /**
  * Request and response schemas of the Auth group: they validate requests (no type coercion) and
@@ -52,6 +52,7 @@ const tags = ['Auth'];
 
 export const registerSchema = {
   tags,
+  operationId: 'register',
   summary: 'Create an account; a confirmation code is e-mailed',
   body: Type.Object({ email: Email, password: Password, name: Type.Optional(Name) }),
   response: withErrors({ 201: signedIn('User registered') }),
@@ -59,6 +60,7 @@ export const registerSchema = {
 
 export const loginSchema = {
   tags,
+  operationId: 'login',
   summary: 'Sign in with e-mail and password',
   body: Type.Object({ email: Email, password: Password }),
   response: withErrors({ 200: signedIn('Login successful') }),
@@ -66,6 +68,7 @@ export const loginSchema = {
 
 export const refreshSchema = {
   tags,
+  operationId: 'refreshToken',
   summary: 'Exchange a refresh token for new tokens (rotation)',
   body: Type.Object({ refresh_token: Type.String({ maxLength: 512 }) }),
   response: withErrors({
@@ -75,38 +78,39 @@ export const refreshSchema = {
 
 export const logoutSchema = {
   tags,
+  operationId: 'logout',
   summary: 'End this session, or every session with `all: true`',
-  security: BearerSecurity,
   body: Type.Object({ all: Type.Optional(Type.Boolean()) }),
   response: withErrors({ 200: MessageBody('Logged out') }),
 };
 
 export const sendConfirmationCodeSchema = {
   tags,
+  operationId: 'sendConfirmationCode',
   summary: 'E-mail a new confirmation code (same answer for every address)',
-  security: [{}, ...BearerSecurity],
   body: Type.Object({ email: Email }),
   response: withErrors({ 200: MessageBody('Confirmation code sent') }),
 };
 
 export const confirmEmailSchema = {
   tags,
+  operationId: 'confirmEmail',
   summary: 'Confirm an e-mail address with its code',
-  security: [{}, ...BearerSecurity],
   body: Type.Object({ email: Email, code: Code }),
   response: withErrors({ 200: MessageBody('Email confirmed') }),
 };
 
 export const changePasswordSchema = {
   tags,
+  operationId: 'changePassword',
   summary: "Change the caller's password; signs out every other session",
-  security: BearerSecurity,
   body: Type.Object({ password: Password, new_password: Password }),
   response: withErrors({ 200: MessageBody('User changed password successful') }),
 };
 
 export const forgotPasswordSchema = {
   tags,
+  operationId: 'forgotPassword',
   summary: 'E-mail a password reset code (same answer for every address)',
   body: Type.Object({ email: Email }),
   response: withErrors({
@@ -116,6 +120,7 @@ export const forgotPasswordSchema = {
 
 export const resetPasswordSchema = {
   tags,
+  operationId: 'resetPassword',
   summary: 'Set a new password with a reset code; signs out every session',
   body: Type.Object({ email: Email, code: Code, new_password: Password }),
   response: withErrors({ 200: MessageBody('Password reset successful') }),
@@ -132,15 +137,15 @@ const Session = Type.Object({
 
 export const listSessionsSchema = {
   tags,
+  operationId: 'listSessions',
   summary: "The caller's live sessions",
-  security: BearerSecurity,
   response: withErrors({ 200: Type.Object({ sessions: Type.Array(Session) }) }),
 };
 
 export const revokeSessionSchema = {
   tags,
+  operationId: 'revokeSession',
   summary: 'Revoke one of the caller’s sessions',
-  security: BearerSecurity,
   params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
   response: withErrors({ 200: MessageBody('Session revoked') }),
 };

@@ -13,6 +13,7 @@ import {
   type SessionRow,
 } from './sessions.store.js';
 import type { Caller } from '../accounts/caller.js';
+import { publishSessionsEnded } from '../events/account-events.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -95,7 +96,8 @@ export async function refreshSession(
   if (presented.generation < session.refresh_generation && rotatedRecently) {
     return tokensFor(ctx, session);
   }
-  await deleteSession(ctx.db, session.id, session.user_id);
+  if (await deleteSession(ctx.db, session.id, session.user_id))
+    publishSessionsEnded(ctx.events, session.user_id, { sessionIds: [session.id] });
   throw Errors.invalidRefreshToken();
 }
 
@@ -112,9 +114,11 @@ export async function logout(
 ): Promise<void> {
   if (everywhere) {
     await deleteSessionsOfUser(ctx.db, caller.userId);
+    publishSessionsEnded(ctx.events, caller.userId, { all: true });
     return;
   }
   await deleteSession(ctx.db, caller.sessionId, caller.userId);
+  publishSessionsEnded(ctx.events, caller.userId, { sessionIds: [caller.sessionId] });
 }
 
 export interface SessionView {
@@ -145,4 +149,5 @@ export async function revokeSession(
 ): Promise<void> {
   if (!SESSION_ID.test(sessionId)) throw Errors.notFound();
   if (!(await deleteSession(ctx.db, sessionId, caller.userId))) throw Errors.notFound();
+  publishSessionsEnded(ctx.events, caller.userId, { sessionIds: [sessionId] });
 }

@@ -1,8 +1,19 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { createHash } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type PostgresPool,
+  type PostgresPoolClient,
+} from 'kysely';
 import type { DatabaseLocation } from '../config.js';
+import { isReusedText } from './reusable-query.js';
 import type { Database } from './tables.js';
 
 export type Db = Kysely<Database>;
@@ -84,8 +95,34 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Db> 
   // the queries that fail already answer 503, and the pool drops the dead client on release.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingReused(pool) }) });
 }
+
+/**
+ * The pool as Kysely sees it, except that the reusable queries (reusable-query.ts) run as named
+ * prepared statements: PostgreSQL parses and plans each once per connection instead of on every
+ * run (planning was half of its work for a directory page, 0.1 ms of a session lookup). Every
+ * other query stays unnamed. Behind PgBouncer this needs transaction mode with
+ * `max_prepared_statements` set (PgBouncer 1.21 or newer).
+ */
+function preparingReused(pool: Pool): PostgresPool {
+  const named = (client: PoolClient): PostgresPoolClient => {
+    // Kysely passes SQL text and values (or a cursor, which it never does here: no streaming).
+    const query = (text: string, values: unknown[]) =>
+      isReusedText(text)
+        ? client.query({ name: statementName(text), text, values })
+        : client.query(text, values);
+    // pg's and Kysely's declarations of query() differ in their overloads only.
+    return {
+      query: query as unknown as PostgresPoolClient['query'],
+      release: () => client.release(),
+    };
+  };
+  return { connect: async () => named(await pool.connect()), end: () => pool.end() };
+}
+
+const statementName = (text: string) =>
+  `k${createHash('sha256').update(text).digest('base64url').slice(0, 22)}`;
 
 /**
  * Runs `work` in a transaction that holds a PostgreSQL advisory lock, so instances starting

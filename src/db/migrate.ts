@@ -2,11 +2,17 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as initial from './migrations/001_initial.js';
 import * as recentRotations from './migrations/002_recent_rotations.js';
+import * as codeRequests from './migrations/003_code_requests.js';
+import * as influencer from './migrations/004_influencer.js';
+import * as chat from './migrations/005_chat.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
   '001_initial': initial,
   '002_recent_rotations': recentRotations,
+  '003_code_requests': codeRequests,
+  '004_influencer': influencer,
+  '005_chat': chat,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -4,7 +4,15 @@ export interface Database {
   sessions: SessionsTable;
   one_time_codes: OneTimeCodesTable;
   mail_outbox: MailOutboxTable;
+  code_try_decoys: CodeTryDecoysTable;
   signing_keys: SigningKeysTable;
+  influencer_profiles: InfluencerProfilesTable;
+  influencer_facets: InfluencerFacetsTable;
+  follows: FollowsTable;
+  conversations: ConversationsTable;
+  conversation_members: ConversationMembersTable;
+  chat_messages: ChatMessagesTable;
+  blocks: BlocksTable;
 }
 
 export interface UsersTable {
@@ -44,6 +52,7 @@ export interface OneTimeCodesTable {
   purpose: CodePurpose;
   /** HMAC-SHA-256 under a key outside the database. */
   code_hash: string;
+  /** Tries taken: every guess takes one before it is compared; none is left at 5. */
   failed_attempts: number;
   expires_at: number;
   created_at: number;
@@ -61,6 +70,17 @@ export interface MailOutboxTable {
   last_error: string | null;
   failed_at: number | null;
   created_at: number;
+  /**
+   * Set on a request for a code e-mail: the worker issues the code and composes the message when
+   * it sends it (subject and body are empty until then), or drops it if no account may get one.
+   */
+  code_purpose: CodePurpose | null;
+}
+
+/** Rows a guess that finds no live code takes its "try" on, so that every guess writes one row. */
+export interface CodeTryDecoysTable {
+  bucket: number;
+  tries: number;
 }
 
 export interface SigningKeysTable {
@@ -69,5 +89,101 @@ export interface SigningKeysTable {
   public_jwk: string;
   /** The private JWK, sealed with a key outside the database. */
   sealed_private_jwk: string;
+  created_at: number;
+}
+
+export type DmPolicy = 'everyone' | 'followers' | 'nobody';
+
+/**
+ * An account's public influencer profile; `id` is the account's user id. (On SQLite the table also
+ * has `doc_id`, the row id of its FTS5 search table, which only the migration's triggers use.)
+ */
+export interface InfluencerProfilesTable {
+  id: string;
+  /** Lower-cased: the unique key. */
+  handle: string;
+  display_name: string;
+  /** The display name folded for search and the name sort (influencer/search-text.ts). */
+  search_name: string;
+  bio: string | null;
+  avatar_url: string | null;
+  /** JSON array of category slugs, as given. */
+  categories: string;
+  /** JSON array of `{label, url}`. */
+  links: string;
+  dm_policy: DmPolicy;
+  followers_count: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * The directory's index rows: one per profile and facet (`*`, `c:<category>`, `p:<prefix>`), with
+ * copies of the profile's sort keys, kept equal to the profile's in the same transaction.
+ */
+export interface InfluencerFacetsTable {
+  influencer_id: string;
+  facet: string;
+  followers_count: number;
+  created_at: number;
+  search_name: string;
+  /** With `search_name`, the text a substring query filters on while walking a facet. */
+  handle: string;
+}
+
+export interface FollowsTable {
+  follower_id: string;
+  influencer_id: string;
+  created_at: number;
+}
+
+/** One per pair of accounts; member ids become NULL when that account is deleted. */
+export interface ConversationsTable {
+  id: string;
+  influencer_id: string | null;
+  starter_id: string | null;
+  /** The two member ids, sorted and joined by `:`: unique. */
+  pair_key: string;
+  /** When the influencer first sent a message; NULL until then (DM policy still applies). */
+  accepted_at: number | null;
+  /** The seq of the newest message; raised with `version` by every send. */
+  last_seq: number;
+  /** Raised by one for every create, edit and delete of one of its messages. */
+  version: number;
+  created_at: number;
+  last_message_at: number | null;
+  /** `last_message_at`, or `created_at` before the first message: the list's sort key. */
+  activity_at: number;
+}
+
+export interface ConversationMembersTable {
+  conversation_id: string;
+  user_id: string;
+  /** Never moves back; unread counts are computed from it. */
+  last_read_seq: number;
+}
+
+export interface ChatMessagesTable {
+  id: string;
+  conversation_id: string;
+  seq: number;
+  /** The conversation version of this message's latest change. */
+  version: number;
+  /** NULL once the sender's account is deleted. */
+  sender_id: string | null;
+  /** Unique per sender. */
+  client_message_id: string;
+  /** SHA-256 of the text first sent with the key, to tell a replay from a reused key. */
+  text_digest: string;
+  /** NULL once deleted. */
+  text: string | null;
+  created_at: number;
+  edited_at: number | null;
+  deleted_at: number | null;
+}
+
+export interface BlocksTable {
+  blocker_id: string;
+  blocked_id: string;
   created_at: number;
 }

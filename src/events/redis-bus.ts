@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
+import { whenReady } from '../redis.js';
 import { Subscribers, type BusEvent, type DeliveryListener, type EventBus } from './bus.js';
 
 const CHANNEL_PREFIX = 'events:user:';
@@ -44,7 +45,8 @@ export class RedisEventBus implements EventBus {
     });
   }
 
-  static connect(url: string, log: FastifyBaseLogger, clock: () => number = Date.now) {
+  /** Waits (up to 2 s) for both connections, so the first publish reaches every instance. */
+  static async connect(url: string, log: FastifyBaseLogger, clock: () => number = Date.now) {
     const publisher = new Redis(url, {
       enableOfflineQueue: false, // fail at once while disconnected: deliver locally instead
       maxRetriesPerRequest: 1,
@@ -54,6 +56,7 @@ export class RedisEventBus implements EventBus {
     // Reported through the publish path and the resync log, not once per reconnect attempt.
     publisher.on('error', () => undefined);
     subscriber.on('error', () => undefined);
+    await whenReady([publisher, subscriber]);
     return new RedisEventBus(publisher, subscriber, log, clock);
   }
 

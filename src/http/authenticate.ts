@@ -7,9 +7,11 @@ import { clientIp } from './client-ip.js';
  * Who may call a route, declared in its route config (`config: { access: 'public' }`):
  * - `bearer`: a valid access token is required (also what a route that declares nothing gets);
  * - `optional`: no token is fine; a token that is sent must be valid;
- * - `public`: no token is looked at.
+ * - `public`: no token is looked at; the request counts against its IP's anonymous budget;
+ * - `socket`: the route authenticates in-band and refuses with close codes (the chat WebSocket:
+ *   API.md says its upgrade always succeeds, so neither a 401 nor a budget's 429 may answer it).
  */
-export type RouteAccess = 'bearer' | 'optional' | 'public';
+export type RouteAccess = 'bearer' | 'optional' | 'public' | 'socket';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -30,6 +32,11 @@ interface Options {
 
 const BEARER = /^Bearer +([A-Za-z0-9\-_.]+) *$/i;
 
+/** The token of an `Authorization: Bearer …` header, if it is one. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return BEARER.exec(header ?? '')?.[1];
+}
+
 export function isApiPath(url: string | undefined): boolean {
   return url === '/api' || (url?.startsWith('/api/') ?? false);
 }
@@ -43,12 +50,13 @@ export function authenticate({ verify, takeAnonymousRequest }: Options) {
   return async function authenticateRequest(request: FastifyRequest): Promise<void> {
     if (request.is404 || !isApiPath(request.routeOptions.url)) return;
     const access = request.routeOptions.config.access ?? 'bearer';
+    if (access === 'socket') return;
     const header = request.headers.authorization;
     if (access === 'public' || (access === 'optional' && header === undefined)) {
       await takeAnonymousRequest(clientIp(request));
       return;
     }
-    const token = BEARER.exec(header ?? '')?.[1];
+    const token = bearerToken(header);
     if (token === undefined) throw Errors.unauthorized();
     request.caller = await verify(token);
   };

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, Errors, type FieldProblem } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/outage.js';
+import type { OutageLog } from '../outage-log.js';
 
 interface AjvIssue {
   instancePath: string;
@@ -18,67 +20,75 @@ const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
   FST_ERR_MAX_PARAM_LENGTH: Errors.notFound,
 };
 
-/** Errors that mean the database (or its connection) is away for now, not that the code is wrong. */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'SQLITE_BUSY',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '57P04', // database_dropped
-  '3D000', // invalid_catalog_name: the database does not exist (any more)
-  '08000',
-  '08001',
-  '08003',
-  '08006',
-]);
-
 /** PostgreSQL refusing a value (e.g. a NUL character) that slipped past validation: the client's fault. */
 const BAD_VALUE_CODES = new Set(['22021', '22P05', '22001']);
 
-function isUnavailable(error: Error & { code?: unknown }): boolean {
-  if (typeof error.code === 'string' && UNAVAILABLE_CODES.has(error.code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED/.test(
-    error.message,
-  );
-}
-
+/** The top-level field at fault (`links` for `/links/0/url`, also when `url` is missing). */
 function fieldOf(issue: AjvIssue): string {
-  const missing = issue.params.missingProperty;
-  if (typeof missing === 'string') return missing;
   const top = issue.instancePath.split('/')[1];
-  return top === undefined || top === '' ? 'body' : top;
+  if (top !== undefined && top !== '') return top;
+  const missing = issue.params.missingProperty;
+  return typeof missing === 'string' ? missing : 'body';
 }
 
 function validationProblems(issues: readonly AjvIssue[]): FieldProblem[] {
   return issues.map((issue) => ({ field: fieldOf(issue), message: issue.message ?? 'is invalid' }));
 }
 
-export function toApiError(error: FastifyError): ApiError {
-  if (error instanceof ApiError) return error;
-  if (Array.isArray(error.validation))
-    return Errors.validationFailed(validationProblems(error.validation as AjvIssue[]));
-  const known = error.code === undefined ? undefined : FRAMEWORK_ERRORS[error.code];
-  if (known !== undefined) return known();
-  if (error instanceof SyntaxError && error.statusCode === 400) return Errors.invalidJson();
-  if (isUnavailable(error)) return Errors.unavailable();
-  if (typeof error.code === 'string' && BAD_VALUE_CODES.has(error.code)) return Errors.badRequest();
-  const status = error.statusCode ?? 500;
-  if (status >= 400 && status < 500) return Errors.clientError(status);
-  return Errors.internal();
+/**
+ * What a failure is, which decides how it is logged: an answer the contract foresees (the
+ * client's mistakes, limits, our own 503 while draining), the database being away, or a bug.
+ */
+type Cause = 'expected' | 'database' | 'bug';
+
+interface Verdict {
+  readonly apiError: ApiError;
+  readonly cause: Cause;
 }
 
-/** The one place errors become responses: `{message, error, details?}`, never a stack or SQL. */
-export function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const apiError = toApiError(error);
-  if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-  const body = {
+const expected = (apiError: ApiError): Verdict => ({ apiError, cause: 'expected' });
+
+/**
+ * The client's errors first, by what they are and then by their own 4xx status: a connection the
+ * client drops mid-body is `ECONNRESET` with status 400, and must never pass for a database outage.
+ * Only what remains is the database being away, or a bug.
+ */
+function classify(error: FastifyError): Verdict {
+  if (error instanceof ApiError) return expected(error);
+  if (Array.isArray(error.validation))
+    return expected(Errors.validationFailed(validationProblems(error.validation as AjvIssue[])));
+  const known = error.code === undefined ? undefined : FRAMEWORK_ERRORS[error.code];
+  if (known !== undefined) return expected(known());
+  if (error instanceof SyntaxError && error.statusCode === 400)
+    return expected(Errors.invalidJson());
+  const status = error.statusCode;
+  if (status !== undefined && status >= 400 && status < 500)
+    return expected(Errors.clientError(status));
+  if (typeof error.code === 'string' && BAD_VALUE_CODES.has(error.code))
+    return expected(Errors.badRequest());
+  if (isDatabaseUnavailable(error)) return { apiError: Errors.unavailable(), cause: 'database' };
+  return { apiError: Errors.internal(), cause: 'bug' };
+}
+
+/** The contract's error body: `{message, error, details?}`, never a stack or SQL. */
+export function errorBody(apiError: ApiError) {
+  return {
     message: apiError.message,
     error: apiError.code,
     ...(apiError.details && { details: apiError.details }),
   };
-  return reply.code(apiError.status).headers(apiError.headers).send(body);
+}
+
+/**
+ * The one place errors become responses. A bug is logged with its stack; a database outage goes
+ * to its outage log (one line when it goes away, then counts, not a line per request); a request
+ * whose client hung up is logged once, at info, by its onRequestAbort hook (http/request-log.ts).
+ */
+export function errorHandler(databaseOutage: OutageLog) {
+  return function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    const { apiError, cause } = classify(error);
+    if (cause === 'bug') request.log.error({ err: error }, 'request failed');
+    else if (cause === 'database') databaseOutage.failed(error);
+    return reply.code(apiError.status).headers(apiError.headers).send(errorBody(apiError));
+  };
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CodePurpose } from '../db/tables.js';
 import { Errors } from '../errors.js';
-import type { Decision, SlidingWindowStore } from './sliding-window.js';
+import { clientNetwork } from './client-network.js';
+import type { Decision, Rule, SlidingWindowStore } from './sliding-window.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -14,7 +15,29 @@ export const LIMITS = {
   failedLoginsPerAccountHour: { limit: 100, windowMs: HOUR },
   wrongCurrentPasswords: { limit: 5, windowMs: 15 * MINUTE },
   codeSendsPerAddress: { limit: 1, windowMs: MINUTE },
+  followChangesPerUser: { limit: 100, windowMs: HOUR },
+  chatSendsPerConversation: { limit: 10, windowMs: 10_000 },
+  chatSendsPerUser: { limit: 60, windowMs: MINUTE },
+  conversationStartsPerUser: { limit: 20, windowMs: HOUR },
+  /** Typing events relayed by the chat socket; extras are dropped, not refused. */
+  typingPerConversation: { limit: 1, windowMs: 3_000 },
+  /** Not a limit on people: one send per client_message_id counts against the chat limits. */
+  chatKeyClaims: { limit: 1, windowMs: MINUTE },
 } as const;
+
+/** The chat rules, which a test (or the benchmark) may raise through `AppOverrides`. */
+export type ChatLimitRules = Pick<
+  Record<keyof typeof LIMITS, Rule>,
+  'chatSendsPerConversation' | 'chatSendsPerUser' | 'conversationStartsPerUser'
+>;
+
+/**
+ * The key of a per-IP limit: every per-IP limit builds its key here, so each counts an IPv6 client
+ * by its /64 and an IPv4-mapped address as its IPv4 address.
+ */
+function ipKey(limit: string, ip: string): string {
+  return `${limit}:${clientNetwork(ip)}`;
+}
 
 /** Addresses are hashed into keys, so a shared Redis holds no e-mail addresses. */
 function addressKey(email: string): string {
@@ -53,15 +76,13 @@ export class Limits {
   constructor(
     private readonly store: SlidingWindowStore,
     private readonly clock: () => number,
+    private readonly chatRules: ChatLimitRules = LIMITS,
   ) {}
 
-  /** Counts one request to an unauthenticated Auth endpoint from `ip`. */
+  /** Counts one unauthenticated request from `ip` (the full client address; see `ipKey`). */
   async takeAuthRequest(ip: string): Promise<void> {
-    const decision = await this.store.consume(
-      `auth-requests:${ip}`,
-      [LIMITS.authRequestsPerIp],
-      this.clock(),
-    );
+    const key = ipKey('auth-requests', ip);
+    const decision = await this.store.consume(key, [LIMITS.authRequestsPerIp], this.clock());
     if (!decision.allowed) throw Errors.rateLimited(decision.retryAfterSeconds);
   }
 
@@ -71,18 +92,18 @@ export class Limits {
    */
   async beginLoginAttempt(email: string, ip: string): Promise<CountedAttempt> {
     const now = this.clock();
-    const ipKey = `login-failures-ip:${ip}`;
-    const ipDecision = await this.store.consume(ipKey, [LIMITS.failedLoginsPerIp], now);
+    const networkKey = ipKey('login-failures-ip', ip);
+    const ipDecision = await this.store.consume(networkKey, [LIMITS.failedLoginsPerIp], now);
     if (!ipDecision.allowed) throw Errors.rateLimited(ipDecision.retryAfterSeconds);
     const accountKey = `login-failures:${addressKey(email)}`;
     const accountRules = [LIMITS.failedLoginsPerAccountMinute, LIMITS.failedLoginsPerAccountHour];
     const accountDecision = await this.store.consume(accountKey, accountRules, now);
     if (!accountDecision.allowed) {
-      await this.release(ipKey, ipDecision);
+      await this.release(networkKey, ipDecision);
       throw Errors.tooManyAttempts(accountDecision.retryAfterSeconds);
     }
     return countedAttempt(async () => {
-      await this.release(ipKey, ipDecision);
+      await this.release(networkKey, ipDecision);
       await this.release(accountKey, accountDecision);
     });
   }
@@ -117,6 +138,74 @@ export class Limits {
   async recordCodeSend(email: string, purpose: CodePurpose): Promise<void> {
     const key = `code-sends:${purpose}:${addressKey(email)}`;
     await this.store.record(key, LIMITS.codeSendsPerAddress.windowMs, this.clock());
+  }
+
+  /**
+   * Counts a chat message against its sender's budgets for the conversation and overall (both at
+   * once: one round trip to Redis). The returned function takes it back (the send turned out to be
+   * a replay, or did not commit).
+   */
+  async takeChatSend(userId: string, conversationId: string): Promise<() => Promise<void>> {
+    const now = this.clock();
+    const counted = [
+      {
+        key: `chat-sends:${userId}:${conversationId}`,
+        rule: this.chatRules.chatSendsPerConversation,
+      },
+      { key: `chat-sends:${userId}`, rule: this.chatRules.chatSendsPerUser },
+    ];
+    const decisions = await Promise.all(
+      counted.map(({ key, rule }) => this.store.consume(key, [rule], now)),
+    );
+    const takeBack = async () => {
+      await Promise.all(counted.map(({ key }, i) => this.release(key, decisions[i] as Decision)));
+    };
+    const refused = decisions.find((decision) => !decision.allowed);
+    if (refused === undefined) return takeBack;
+    await takeBack(); // a refused decision recorded nothing; the allowed one is taken back
+    throw Errors.chatRateLimited(refused.retryAfterSeconds);
+  }
+
+  /**
+   * Marks a sender's `client_message_id` as being sent. `first` is false when another send with
+   * it started within the last minute: then this one is most likely its duplicate, and must not
+   * spend a slot of the chat limits before the database has said so.
+   */
+  async claimChatKey(
+    userId: string,
+    clientMessageId: string,
+  ): Promise<{ first: boolean; release(): Promise<void> }> {
+    const key = `chat-key:${userId}:${clientMessageId}`;
+    const decision = await this.store.consume(key, [LIMITS.chatKeyClaims], this.clock());
+    return { first: decision.allowed, release: () => this.release(key, decision) };
+  }
+
+  /** Counts a new conversation against its starter's hourly budget; the function takes it back. */
+  async takeConversationStart(userId: string): Promise<() => Promise<void>> {
+    const key = `conversation-starts:${userId}`;
+    const rule = this.chatRules.conversationStartsPerUser;
+    const decision = await this.store.consume(key, [rule], this.clock());
+    if (!decision.allowed) throw Errors.chatRateLimited(decision.retryAfterSeconds);
+    return () => this.release(key, decision);
+  }
+
+  /**
+   * Counts one follow or unfollow that really changed something (calls that change nothing are
+   * never counted), or refuses it. The returned function takes it back, for a change that was
+   * counted but then not made.
+   */
+  async takeFollowChange(userId: string): Promise<() => Promise<void>> {
+    const key = `follow-changes:${userId}`;
+    const decision = await this.store.consume(key, [LIMITS.followChangesPerUser], this.clock());
+    if (!decision.allowed) throw Errors.tooManyChanges(decision.retryAfterSeconds);
+    return () => this.release(key, decision);
+  }
+
+  /** Counts a typing event of `userId` in a conversation; false for one within 3 s of the last. */
+  async takeTyping(userId: string, conversationId: string): Promise<boolean> {
+    const key = `typing:${userId}:${conversationId}`;
+    const rule = LIMITS.typingPerConversation;
+    return (await this.store.consume(key, [rule], this.clock())).allowed;
   }
 
   private async release(key: string, decision: Decision): Promise<void> {

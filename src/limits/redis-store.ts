@@ -8,6 +8,7 @@ import {
   type Rule,
   type SlidingWindowStore,
 } from './sliding-window.js';
+import { REDIS_CONNECT_WAIT_MS, whenReady } from '../redis.js';
 
 /**
  * Each key is a sorted set of events scored by time. CONSUME runs atomically in Redis, so two
@@ -44,20 +45,27 @@ const KEY_PREFIX = 'limits:';
 export class RedisWindowStore implements SlidingWindowStore {
   constructor(private readonly redis: Redis) {}
 
-  static connect(url: string): RedisWindowStore {
+  /**
+   * Connects, waiting up to 2 s for Redis to be ready so the first calls need no fallback. A Redis
+   * that is not there does not stop the service: the first call fails over to memory.
+   */
+  static async connect(url: string): Promise<RedisWindowStore> {
     const redis = new Redis(url, {
       // Fail a command at once while disconnected: the caller falls back to memory.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: 500,
-      connectTimeout: 2_000,
+      connectTimeout: REDIS_CONNECT_WAIT_MS,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     });
+    redis.on('error', () => undefined); // the fallback store logs the outage, once
+    await whenReady([redis]);
     return new RedisWindowStore(redis);
   }
 
-  get client(): Redis {
-    return this.redis;
+  /** Resolves when Redis answers (within the command timeout). */
+  async ping(): Promise<void> {
+    await this.redis.ping();
   }
 
   async consume(key: string, rules: readonly Rule[], now: number): Promise<Decision> {

@@ -1,6 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
+import { isDatabaseUnavailable } from '../db/outage.js';
+import type { MailOutboxTable } from '../db/tables.js';
+import type { OutageLog } from '../outage-log.js';
 import type { SecretBox } from '../security/secret-box.js';
+import type { ComposeMail, PlanCodeMail } from './outbox.js';
 import { PermanentMailError, type MailTransport } from './transports.js';
 
 export interface DeliveryTiming {
@@ -32,7 +37,22 @@ interface Options {
   readonly log: FastifyBaseLogger;
   readonly clock: () => number;
   readonly timing: DeliveryTiming;
+  /** Decides queued code requests (see outbox.ts). */
+  readonly planCodeMail: PlanCodeMail;
+  /** Where a pass that failed because the database is away is reported, instead of a stack a second. */
+  readonly databaseOutage: OutageLog;
 }
+
+const QUEUED_COLUMNS = [
+  'id',
+  'recipient',
+  'subject',
+  'sealed_body',
+  'attempts',
+  'code_purpose',
+  'created_at',
+] as const;
+type QueuedMessage = Pick<Selectable<MailOutboxTable>, (typeof QUEUED_COLUMNS)[number]>;
 
 /**
  * Drains the outbox in the background: claims due messages, sends them, deletes what was sent and
@@ -96,20 +116,31 @@ export class MailDelivery {
     try {
       for (const message of await this.findDue()) {
         if (this.stopped) break;
+        const compose = await this.plan(message);
+        // Dropped unclaimed: dropping twice is harmless, and floods of unknown addresses take this
+        // path, so it costs one lookup and one write (a claim would add a write).
+        if (compose === undefined) await this.drop(message);
         // Claimed one at a time, just before sending: a claim only has to outlast one send.
-        if (await this.claim(message))
-          await this.deliver({ ...message, attempts: message.attempts + 1 });
+        else if (await this.claim(message))
+          await this.deliver({ ...message, attempts: message.attempts + 1 }, compose);
       }
     } catch (error) {
-      this.options.log.warn({ err: error }, 'mail outbox pass failed; will retry');
+      this.reportFailedPass(error);
     }
+  }
+  /** A database outage is already in the log once (with a count): one more stack a second adds nothing. */
+  private reportFailedPass(error: unknown): void {
+    const { databaseOutage, log } = this.options;
+    if (!(error instanceof Error) || !isDatabaseUnavailable(error))
+      return log.warn({ err: error }, 'mail outbox pass failed; will retry');
+    if (!databaseOutage.isAway) databaseOutage.failed(error);
   }
 
   private findDue() {
     const now = this.options.clock();
     return this.options.db
       .selectFrom('mail_outbox')
-      .select(['id', 'recipient', 'subject', 'sealed_body', 'attempts'])
+      .select(QUEUED_COLUMNS)
       .where('failed_at', 'is', null)
       .where('next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
@@ -130,50 +161,65 @@ export class MailDelivery {
     return result.numUpdatedRows === 1n;
   }
 
-  private async deliver(message: {
-    id: string;
-    recipient: string;
-    subject: string;
-    sealed_body: string;
-    attempts: number;
-  }) {
-    const { db, box, transport, log, clock, timing } = this.options;
+  /**
+   * How to compose the message: open the stored one, or for a code request, issue its code when it
+   * is sent (so a retry issues a new code, voiding the one of the failed send); `undefined` drops it.
+   */
+  private async plan(message: QueuedMessage): Promise<ComposeMail | undefined> {
+    const { box, planCodeMail } = this.options;
+    const { recipient, subject, sealed_body, code_purpose, created_at } = message;
+    if (code_purpose === null)
+      return async () => ({ to: recipient, subject, text: box.open(sealed_body) });
+    return planCodeMail({ address: recipient, purpose: code_purpose, requestedAt: created_at });
+  }
+
+  /** Deletes the message unless another instance claimed it meanwhile. */
+  private async drop(message: QueuedMessage): Promise<void> {
+    await this.options.db
+      .deleteFrom('mail_outbox')
+      .where('id', '=', message.id)
+      .where('attempts', '=', message.attempts)
+      .execute();
+    this.options.log.debug({ mailId: message.id }, 'code request for no account dropped');
+  }
+
+  private async deliver(message: QueuedMessage, compose: ComposeMail) {
+    const { db, transport, log } = this.options;
     try {
-      await transport.send({
-        to: message.recipient,
-        subject: message.subject,
-        text: box.open(message.sealed_body),
-      });
+      await transport.send(await compose());
       await db.deleteFrom('mail_outbox').where('id', '=', message.id).execute();
       log.info({ mailId: message.id, attempts: message.attempts }, 'e-mail delivered');
     } catch (error) {
-      const reason = error instanceof Error ? error.message.slice(0, 500) : 'unknown error';
-      const now = clock();
-      if (error instanceof PermanentMailError) {
-        await db
-          .updateTable('mail_outbox')
-          .set({ failed_at: now, last_error: reason, locked_until: null })
-          .where('id', '=', message.id)
-          .execute();
-        log.error(
-          { mailId: message.id, reason },
-          'e-mail refused permanently by the SMTP server; not retrying',
-        );
-        return;
-      }
-      const delay = Math.min(
-        timing.baseBackoffMs * 2 ** (message.attempts - 1),
-        timing.maxBackoffMs,
-      );
+      await this.recordFailure(message, error);
+    }
+  }
+
+  /** A permanent refusal marks the message failed; anything else is retried with backoff. */
+  private async recordFailure(message: QueuedMessage, error: unknown) {
+    const { db, log, clock, timing } = this.options;
+    const reason = error instanceof Error ? error.message.slice(0, 500) : 'unknown error';
+    const now = clock();
+    if (error instanceof PermanentMailError) {
       await db
         .updateTable('mail_outbox')
-        .set({ next_attempt_at: now + delay, last_error: reason, locked_until: null })
+        .set({ failed_at: now, last_error: reason, locked_until: null })
         .where('id', '=', message.id)
         .execute();
-      log.warn(
-        { mailId: message.id, attempts: message.attempts, retryInMs: delay, reason },
-        'e-mail delivery failed; will retry',
+      log.error(
+        { mailId: message.id, reason },
+        'e-mail refused permanently by the SMTP server; not retrying',
       );
+      return;
     }
+    const delay = Math.min(timing.baseBackoffMs * 2 ** (message.attempts - 1), timing.maxBackoffMs);
+    await db
+      .updateTable('mail_outbox')
+      .set({ next_attempt_at: now + delay, last_error: reason, locked_until: null })
+      .where('id', '=', message.id)
+      .execute();
+    log.warn(
+      { mailId: message.id, attempts: message.attempts, retryInMs: delay, reason },
+      'e-mail delivery failed; will retry',
+    );
   }
 }

@@ -5,6 +5,16 @@ import type { Db } from '../db/database.js';
 
 export type DependencyCheck = () => Promise<void>;
 
+export interface Dependency {
+  readonly check: DependencyCheck;
+  /**
+   * Whether the service can serve without it: Redis is optional (limits fall back to memory), so
+   * while only it is away the instance is `degraded` but stays in the load balancer; taking every
+   * instance out at once because a cache is down would turn a degradation into an outage.
+   */
+  readonly optional: boolean;
+}
+
 const CHECK_TIMEOUT_MS = 1_500;
 
 /** Resolves when the check answers within the timeout. */
@@ -30,22 +40,30 @@ export function databaseCheck(db: Db): DependencyCheck {
 }
 
 const tags = ['Operations'];
-const Status = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
-  checks: Type.Optional(
-    Type.Record(Type.String(), Type.Union([Type.Literal('up'), Type.Literal('down')])),
-  ),
+const Checks = Type.Record(Type.String(), Type.Union([Type.Literal('up'), Type.Literal('down')]));
+const Liveness = Type.Object({ status: Type.Literal('ok') });
+const Readiness = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('unavailable')]),
+  checks: Checks,
 });
 
+function readiness(
+  results: readonly { dependency: Dependency; up: boolean }[],
+): 'ok' | 'degraded' | 'unavailable' {
+  const down = results.filter((result) => !result.up);
+  if (down.some((result) => !result.dependency.optional)) return 'unavailable';
+  return down.length > 0 ? 'degraded' : 'ok';
+}
+
 export const healthRoutes: FastifyPluginAsyncTypebox<{
-  checks: Record<string, DependencyCheck>;
-}> = async (app, { checks }) => {
+  dependencies: Record<string, Dependency>;
+}> = async (app, { dependencies }) => {
   app.get(
     '/healthz',
-    { schema: { tags, summary: 'Liveness', response: { 200: Status } } },
-    async () => ({
-      status: 'ok' as const,
-    }),
+    {
+      schema: { tags, operationId: 'getHealth', summary: 'Liveness', response: { 200: Liveness } },
+    },
+    async () => ({ status: 'ok' as const }),
   );
 
   app.get(
@@ -53,21 +71,20 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         tags,
-        summary: 'Readiness: database (and Redis) answer',
-        response: { 200: Status, 503: Status },
+        operationId: 'getReadiness',
+        summary:
+          'Readiness: 503 while the database is away; 200 "degraded" while only an optional dependency (Redis) is',
+        response: { 200: Readiness, 503: Readiness },
       },
     },
     async (_request, reply) => {
-      const names = Object.keys(checks);
-      const results = await Promise.all(
-        names.map((name) => answers(checks[name] as DependencyCheck)),
+      const entries = Object.entries(dependencies);
+      const up = await Promise.all(entries.map(([, dependency]) => answers(dependency.check)));
+      const checks = Object.fromEntries(
+        entries.map(([name], i) => [name, up[i] ? ('up' as const) : ('down' as const)]),
       );
-      const down = names.filter((_, i) => !results[i]);
-      if (down.length === 0) return { status: 'ok' as const };
-      const report = Object.fromEntries(
-        names.map((name, i) => [name, results[i] ? ('up' as const) : ('down' as const)]),
-      );
-      return reply.code(503).send({ status: 'unavailable' as const, checks: report });
+      const status = readiness(entries.map(([, dependency], i) => ({ dependency, up: !!up[i] })));
+      return reply.code(status === 'unavailable' ? 503 : 200).send({ status, checks });
     },
   );
 };

@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { RealtimeMetrics } from './realtime-metrics.js';
 
 /** Prometheus metrics of one app instance (its own registry, so tests can run several apps). */
 export class Metrics {
   readonly registry = new Registry();
+  readonly realtime = new RealtimeMetrics(this.registry);
   private readonly requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests by method, route and status.',

@@ -1,10 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { Name, User } from '../auth/schemas.js';
-import { BearerSecurity, MessageBody, withErrors } from '../http/schemas.js';
+import { MessageBody, nullable, withErrors } from '../http/schemas.js';
 
 const tags = ['Profile'];
-const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 
 export const Bio = Type.String({
   maxLength: 500,
@@ -22,15 +20,15 @@ export const AvatarUrl = Type.String({
 
 export const getProfileSchema = {
   tags,
+  operationId: 'getProfile',
   summary: "The caller's account",
-  security: BearerSecurity,
   response: withErrors({ 200: Type.Object({ user: Type.Ref(User) }) }),
 };
 
 export const updateProfileSchema = {
   tags,
+  operationId: 'updateProfile',
   summary: 'Set (or, with null, clear) name, bio and avatar_url',
-  security: BearerSecurity,
   body: Type.Object({
     name: Type.Optional(nullable(Name)),
     bio: Type.Optional(nullable(Bio)),
@@ -43,8 +41,8 @@ export const updateProfileSchema = {
 
 export const deleteProfileSchema = {
   tags,
+  operationId: 'deleteAccount',
   summary: 'Delete the account, its sessions and codes',
-  security: BearerSecurity,
   body: Type.Object({ password: Type.String({ maxLength: 4096 }) }),
   response: withErrors({ 200: MessageBody('Account deleted') }),
 };

@@ -1,14 +1,11 @@
 import { publicUser, type PublicUser } from '../accounts/public-user.js';
 import { verifyCurrentPassword } from '../auth/passwords.js';
 import type { Caller } from '../accounts/caller.js';
-import {
-  deleteUser,
-  findUserById,
-  updateProfileFields,
-  type ProfileChanges,
-} from '../accounts/users.store.js';
+import { deleteAccountRecords } from '../accounts/deletion.js';
+import { findUserById, updateProfileFields, type ProfileChanges } from '../accounts/users.store.js';
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
+import { publishAccountDeleted } from '../events/account-events.js';
 
 /** Authentication already read the account, in the same lookup that checked the session. */
 export function getProfile(caller: Caller): PublicUser {
@@ -35,13 +32,17 @@ export async function updateProfile(
   return publicUser(updated);
 }
 
-/** Deletes the account with its sessions and codes; the address may register again. */
+/**
+ * Deletes the account with its sessions and codes, and every group's data of it (one
+ * transaction); the address may register again.
+ */
 export async function deleteAccount(
   ctx: ServiceContext,
   caller: Caller,
   password: string,
 ): Promise<void> {
   const user = await verifyCurrentPassword(ctx, caller.userId, password);
-  await ctx.db.transaction().execute((trx) => deleteUser(trx, user.id));
+  await deleteAccountRecords(ctx.db, user.id, ctx.accountDeletionHooks);
+  publishAccountDeleted(ctx.events, user.id);
   await ctx.limits.clearWrongPasswords(user.id);
 }

@@ -1,7 +1,7 @@
 import { errors, jwtVerify, SignJWT, type JWK, type JWTVerifyGetKey } from 'jose';
 import type { Db } from '../db/database.js';
 import type { SecretBox } from './secret-box.js';
-import { activeSigningKey, loadSigningKeys, SIGNING_ALGORITHM } from './signing-keys.js';
+import { activeSigningKey, loadSigningKeys } from './signing-keys.js';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 900 as const; // 15 minutes
 const TOKEN_TYPE = 'at+jwt';
@@ -10,13 +10,19 @@ const KEY_RELOAD_INTERVAL_MS = 60_000;
 /** An unknown `kid` may force an early re-read, at most this often. */
 const UNKNOWN_KID_RELOAD_MS = 5_000;
 
-export interface AccessClaims {
+/** Whom a token is for: what `sign` puts in it. */
+export interface TokenSubject {
   readonly userId: string;
   readonly sessionId: string;
 }
 
+export interface AccessClaims extends TokenSubject {
+  /** `exp` in ms since the epoch: the chat socket closes at this moment unless renewed. */
+  readonly expiresAt: number;
+}
+
 export interface AccessTokens {
-  sign(claims: AccessClaims): Promise<string>;
+  sign(subject: TokenSubject): Promise<string>;
   /**
    * The claims of a valid token, or undefined for any invalid, expired or foreign one. Throws
    * (rather than answering undefined) when the signing keys cannot be read: not the token's fault.
@@ -52,7 +58,8 @@ export async function createAccessTokens({
   const getKey: JWTVerifyGetKey = async (header) => {
     await reloadIfOlderThan(findKey(header.kid) ? KEY_RELOAD_INTERVAL_MS : UNKNOWN_KID_RELOAD_MS);
     const key = findKey(header.kid);
-    if (key === undefined) throw new errors.JWKSNoMatchingKey();
+    // Each key verifies only the algorithm it was made for: `alg` is pinned per key.
+    if (key === undefined || key.algorithm !== header.alg) throw new errors.JWKSNoMatchingKey();
     return key.publicKey;
   };
 
@@ -62,7 +69,7 @@ export async function createAccessTokens({
       const key = activeSigningKey(keys, clock());
       const issuedAt = Math.floor(clock() / 1000);
       return new SignJWT({ sid: sessionId })
-        .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: TOKEN_TYPE, kid: key.kid })
+        .setProtectedHeader({ alg: key.algorithm, typ: TOKEN_TYPE, kid: key.kid })
         .setSubject(userId)
         .setIssuer(issuer)
         .setAudience(issuer)
@@ -79,7 +86,7 @@ export async function createAccessTokens({
       }
       try {
         const { payload, protectedHeader } = await jwtVerify(token, getKey, {
-          algorithms: [SIGNING_ALGORITHM],
+          algorithms: [...new Set(keys.map((k) => k.algorithm))],
           typ: TOKEN_TYPE,
           issuer,
           audience: issuer,
@@ -87,12 +94,9 @@ export async function createAccessTokens({
           requiredClaims: ['sub', 'sid', 'iat', 'exp'],
         });
         if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return undefined;
-        const claims = { userId: payload.sub, sessionId: payload.sid };
-        verifiedTokens.set(token, {
-          claims,
-          kid: protectedHeader.kid,
-          expiresAt: (payload.exp as number) * 1000,
-        });
+        const expiresAt = (payload.exp as number) * 1000;
+        const claims = { userId: payload.sub, sessionId: payload.sid, expiresAt };
+        verifiedTokens.set(token, { claims, kid: protectedHeader.kid, expiresAt });
         return claims;
       } catch (error) {
         if (error instanceof errors.JOSEError) return undefined;
@@ -108,7 +112,7 @@ export async function createAccessTokens({
 
 /**
  * Tokens whose signature and claims were already verified, until they expire. Apps send the same
- * access token for its whole 15 minutes, and an Ed25519 verification costs as much as a whole
+ * access token for its whole 15 minutes, and an ECDSA verification costs as much as a whole
  * cheap request. Only the signature work is skipped: the session is still checked on every request.
  */
 interface VerifiedToken {

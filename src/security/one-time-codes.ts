@@ -2,7 +2,8 @@ import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { CodePurpose } from '../db/tables.js';
 
 export const CODE_TTL_MS = 10 * 60_000;
-export const CODE_MAX_FAILED_ATTEMPTS = 5;
+/** Every guess takes a try before it is compared; the code is burnt once all are taken. */
+export const CODE_MAX_TRIES = 5;
 
 /** A 6-digit code from the CSPRNG; only its keyed hash is ever stored. */
 export function generateCode(): string {

@@ -3,11 +3,20 @@ import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createSecretBox } from './secret-box.js';
 import { deriveServerKeys, resolveAppSecret } from './server-keys.js';
-import { insertNewKey, KEY_ACTIVATION_DELAY_MS, pruneRetiredKeys } from './signing-keys.js';
+import {
+  activeSigningKey,
+  insertNewKey,
+  KEY_ACTIVATION_DELAY_MS,
+  loadSigningKeys,
+  pruneRetiredKeys,
+  SIGNING_ALGORITHM,
+} from './signing-keys.js';
 
 /**
  * `npm run rotate-signing-key`: adds a new signing key (published at once, signing after
- * 10 minutes) and deletes keys retired long enough ago. Run it again later to finish a rotation.
+ * 10 minutes, or at once when it is the first key of its algorithm) and deletes keys retired long
+ * enough ago. Run it again later (or with `--prune-only`) to finish a rotation, or to delete the
+ * EdDSA keys of older versions 30 minutes after the first ES256 key.
  */
 const config = loadConfig();
 const db = await openDatabase(config.database);
@@ -18,10 +27,10 @@ try {
   const pruned = await pruneRetiredKeys(db, box, now);
   if (pruned.length > 0) console.log(`deleted retired signing keys: ${pruned.join(', ')}`);
   if (!process.argv.includes('--prune-only')) {
-    await insertNewKey(db, box, now);
-    console.log(
-      `new signing key added; instances sign with it after ${KEY_ACTIVATION_DELAY_MS / 60_000} minutes`,
-    );
+    const kid = await insertNewKey(db, box, now);
+    const signsNow = activeSigningKey(await loadSigningKeys(db, box, now), now).kid === kid;
+    const when = signsNow ? 'at once' : `after ${KEY_ACTIVATION_DELAY_MS / 60_000} minutes`;
+    console.log(`new ${SIGNING_ALGORITHM} signing key ${kid}; instances sign with it ${when}`);
   }
 } finally {
   await db.destroy();

@@ -8,6 +8,8 @@ export interface ServerKeys {
   readonly codeHmac: Buffer;
   readonly refreshToken: Buffer;
   readonly secretBox: Buffer;
+  /** Signs paging cursors (http/cursor.ts). */
+  readonly cursorHmac: Buffer;
 }
 
 export function deriveServerKeys(appSecret: string): ServerKeys {
@@ -16,6 +18,7 @@ export function deriveServerKeys(appSecret: string): ServerKeys {
     codeHmac: derive('one-time-code hmac v1'),
     refreshToken: derive('refresh-token derivation v1'),
     secretBox: derive('secret box v1'),
+    cursorHmac: derive('paging cursor hmac v1'),
   };
 }
 

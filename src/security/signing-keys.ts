@@ -3,7 +3,12 @@ import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 
 import { withStartupLock, type Db } from '../db/database.js';
 import type { SecretBox } from './secret-box.js';
 
-export const SIGNING_ALGORITHM = 'EdDSA';
+/**
+ * ECDSA P-256: the asymmetric algorithm every common JWT library verifies (`jsonwebtoken` with
+ * `jwks-rsa` included, which refuses Ed25519 keys). Keys of another algorithm made by an older
+ * version (EdDSA) still verify while they are published, but never sign again.
+ */
+export const SIGNING_ALGORITHM = 'ES256';
 /**
  * A new key is published in the JWKS this long before it signs, so every instance and every
  * verifier caching the JWKS (max-age 300 s) knows it before the first token signed with it arrives.
@@ -14,6 +19,8 @@ export const KEY_RETIREMENT_DELAY_MS = 20 * 60_000;
 
 export interface SigningKey {
   readonly kid: string;
+  /** The JWS `alg` this key signs and verifies with; a token must name the same. */
+  readonly algorithm: string;
   readonly createdAt: number;
   readonly privateKey: CryptoKey;
   readonly publicKey: CryptoKey;
@@ -22,32 +29,56 @@ export interface SigningKey {
 
 /**
  * Signing keys live in the database (private half sealed with APP_SECRET), so every instance signs
- * and verifies with the same keys. All instances sign with the oldest key; several instances that
- * start together on an empty database may each insert one, and they still agree on which signs.
+ * and verifies with the same keys. All instances sign with the oldest key of SIGNING_ALGORITHM;
+ * several instances that start together may each insert one, and they still agree on which signs.
+ *
+ * When no key has SIGNING_ALGORITHM (first start, or first start after the move from EdDSA), one
+ * is created, and it signs at once: see `activeSigningKey`.
  */
 export async function loadSigningKeys(db: Db, box: SecretBox, now: number): Promise<SigningKey[]> {
   const keys = await readKeys(db, box);
-  if (keys.length > 0) return keys;
-  // First start: one instance creates the key while the others wait, then all read the same one.
+  if (keys.some(signsNewTokens)) return keys;
+  // One instance creates the key while the others wait, then all read the same one.
   await withStartupLock(db, async (trx) => {
-    const existing = await trx.selectFrom('signing_keys').select('kid').limit(1).execute();
+    const existing = await trx
+      .selectFrom('signing_keys')
+      .select('kid')
+      .where('algorithm', '=', SIGNING_ALGORITHM)
+      .limit(1)
+      .execute();
     if (existing.length === 0) await insertNewKey(trx, box, now);
   });
   return readKeys(db, box);
 }
 
-/** The newest key that has been published long enough; the oldest key while none has. */
+/**
+ * The newest SIGNING_ALGORITHM key that has been published long enough; the oldest one while none
+ * has. So a routine rotation waits out the activation delay, while the first key of a new algorithm
+ * signs at once: the keys it replaces stay published, and a verifier meeting an unknown `kid`
+ * fetches the JWKS again (this service within 5 s; `jwks-rsa` and jose's remote key set too),
+ * whereas waiting would only prolong the time verifiers that know no other algorithm fail.
+ */
 export function activeSigningKey(keys: readonly SigningKey[], now: number): SigningKey {
-  const published = keys.filter((k) => k.createdAt <= now - KEY_ACTIVATION_DELAY_MS);
-  const key = published.at(-1) ?? keys[0];
-  if (key === undefined) throw new Error('no signing key');
+  const key = findActiveKey(keys, now);
+  if (key === undefined) throw new Error(`no ${SIGNING_ALGORITHM} signing key`);
   return key;
 }
 
-/** Deletes keys that a newer key replaced long enough ago that no token they signed is still valid. */
+function findActiveKey(keys: readonly SigningKey[], now: number): SigningKey | undefined {
+  const candidates = keys.filter(signsNewTokens);
+  const published = candidates.filter((k) => k.createdAt <= now - KEY_ACTIVATION_DELAY_MS);
+  return published.at(-1) ?? candidates[0];
+}
+
+/**
+ * Deletes keys that a newer key replaced long enough ago that no token they signed is still valid.
+ * Keys of an older algorithm count from the first key of the current one, plus the activation delay
+ * (older instances of a rolling upgrade may still sign with them meanwhile).
+ */
 export async function pruneRetiredKeys(db: Db, box: SecretBox, now: number): Promise<string[]> {
   const keys = await readKeys(db, box);
-  const active = activeSigningKey(keys, now);
+  const active = findActiveKey(keys, now);
+  if (active === undefined) return []; // no key has replaced those there are
   const retiredSince = active.createdAt + KEY_ACTIVATION_DELAY_MS;
   if (now - retiredSince < KEY_RETIREMENT_DELAY_MS) return [];
   const retired = keys.filter((k) => k.createdAt < active.createdAt).map((k) => k.kid);
@@ -55,11 +86,9 @@ export async function pruneRetiredKeys(db: Db, box: SecretBox, now: number): Pro
   return retired;
 }
 
-export async function insertNewKey(db: Db, box: SecretBox, now: number): Promise<void> {
-  const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALGORITHM, {
-    crv: 'Ed25519',
-    extractable: true,
-  });
+/** Adds a new SIGNING_ALGORITHM key; returns its `kid`. */
+export async function insertNewKey(db: Db, box: SecretBox, now: number): Promise<string> {
+  const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
   const kid = randomUUID();
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALGORITHM, use: 'sig' };
   const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALGORITHM };
@@ -73,6 +102,11 @@ export async function insertNewKey(db: Db, box: SecretBox, now: number): Promise
       created_at: now,
     })
     .execute();
+  return kid;
+}
+
+function signsNewTokens(key: SigningKey): boolean {
+  return key.algorithm === SIGNING_ALGORITHM;
 }
 
 async function readKeys(db: Db, box: SecretBox): Promise<SigningKey[]> {
@@ -88,6 +122,7 @@ async function readKeys(db: Db, box: SecretBox): Promise<SigningKey[]> {
       const privateJwk = JSON.parse(box.open(row.sealed_private_jwk)) as JWK;
       return {
         kid: row.kid,
+        algorithm: row.algorithm,
         createdAt: row.created_at,
         publicJwk,
         publicKey: (await importJWK(publicJwk, row.algorithm)) as CryptoKey,

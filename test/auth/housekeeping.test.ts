@@ -28,4 +28,17 @@ describe.each(backends)('housekeeping ($name)', (backend) => {
     await sweepExpired(t.db, t.clock.now() + 31 * 24 * 60 * MINUTE); // so has the session
     expect(await count('sessions', account.userId)).toBe(0);
   });
+
+  it('deletes a burnt code (five tries taken) before it expires', async () => {
+    const account = await t.register();
+    const code = await t.codeFor(account.email);
+    const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+    for (let i = 0; i < 4; i++)
+      await t.post('/api/confirm-email', { email: account.email, code: wrong });
+    await sweepExpired(t.db, t.clock.now());
+    expect(await count('one_time_codes', account.userId)).toBe(1);
+    await t.post('/api/confirm-email', { email: account.email, code: wrong });
+    await sweepExpired(t.db, t.clock.now());
+    expect(await count('one_time_codes', account.userId)).toBe(0);
+  });
 });

@@ -111,6 +111,49 @@ describe.each(backends)('POST /api/register ($name)', (backend) => {
     expect(rows).toHaveLength(1);
   });
 
+  it('two concurrent registrations of one address: one 201, one 409 email_taken', async () => {
+    const email = uniqueEmail('twice');
+    const passwords = [STRONG_PASSWORD, 'another-Quiet-harbour-93'];
+    const responses = await Promise.all([
+      register({ email, password: passwords[0] }),
+      register({ email: email.toUpperCase(), password: passwords[1] }),
+    ]);
+    expect(responses.map((r) => r.statusCode).sort()).toEqual([201, 409]);
+    const loser = responses.findIndex((r) => r.statusCode === 409);
+    expect(responses[loser]!.json()).toEqual({ message: expect.any(String), error: 'email_taken' });
+    const rows = await t.db
+      .selectFrom('users')
+      .select('id')
+      .where('email_normalized', '=', email.toLowerCase())
+      .execute();
+    expect(rows).toHaveLength(1);
+    const logins = await Promise.all(
+      passwords.map((password) => t.post('/api/login', { email, password }, { ip: randomIp() })),
+    );
+    expect(logins.map((r) => r.statusCode)).toEqual(
+      passwords.map((_, i) => (i === loser ? 401 : 200)),
+    );
+  });
+
+  it.each(['/api/send-confirmation-code', '/api/forgot-password'])(
+    '"the registration e-mail is always sent": also inside a 60 s window that %s opened before the address was registered',
+    async (url) => {
+      const email = uniqueEmail('early');
+      expect((await t.post(url, { email }, { ip: randomIp() })).statusCode).toBe(200);
+      expect((await register({ email, password: STRONG_PASSWORD })).statusCode).toBe(201);
+      const mail = await t.smtp.waitFor(email);
+      expect(mail.subject).toBe('Your confirmation code');
+      const again = await t.post('/api/send-confirmation-code', { email }, { ip: randomIp() });
+      expect(again.statusCode).toBe(429);
+      const confirm = await t.post('/api/confirm-email', { email, code: mail.code });
+      expect(confirm.statusCode).toBe(200);
+      // No other e-mail: a mail enqueued later (the barrier) arrives with nothing more for `email`.
+      const barrier = await t.register();
+      await t.smtp.waitFor(barrier.email);
+      expect(t.smtp.mailsTo(email)).toHaveLength(1);
+    },
+  );
+
   it.each([
     ['no @', () => `no-at.${randomBytes(4).toString('hex')}.example.test`],
     ['two @', () => `two@at@${randomBytes(4).toString('hex')}.example.test`],

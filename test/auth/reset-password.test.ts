@@ -1,12 +1,13 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends } from '../helpers/backends.js';
-import type { ReceivedMail } from '../helpers/smtp-sink.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { backends, type ProvisionedBackend } from '../helpers/backends.js';
+import { SmtpSink, type ReceivedMail } from '../helpers/smtp-sink.js';
 import { randomIp, STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test-app.js';
 
 const NEW_PASSWORD = 'another-Quiet-harbour-93';
 const CODE_TTL_MS = 10 * 60_000;
 const SEND_WINDOW_MS = 60_000;
+const RESET_SUBJECT = 'Your password reset code';
 const FORGOT_MESSAGE = '{"message":"If the address is registered, a reset code has been sent"}';
 
 function wrongCode(code: string, offset = 1): string {
@@ -43,7 +44,7 @@ describe.each(backends)('forgot-password and reset-password ($name)', (backend) 
   const accountWithResetCode = async () => {
     const account = await t.register();
     expect((await forgot(account.email)).statusCode).toBe(200);
-    const mail = await mailWithSubject(account.email, 'Your password reset code');
+    const mail = await mailWithSubject(account.email, RESET_SUBJECT);
     expect(mail.code).toMatch(/^\d{6}$/);
     return { account, code: mail.code as string };
   };
@@ -157,6 +158,52 @@ describe.each(backends)('forgot-password and reset-password ($name)', (backend) 
       expect(await loginStatus(account.email, NEW_PASSWORD)).toBe(200);
     });
 
+    it('"two concurrent uses of one code succeed at most once": exactly one of two resets wins', async () => {
+      const { account, code } = await accountWithResetCode();
+      const candidates = ['first-Quiet-harbour-93', 'second-Loud-meadow-57'];
+      const responses = await Promise.all(
+        candidates.map((next) => reset(account.email, code, next)),
+      );
+      expect(responses.map((r) => r.statusCode).sort()).toEqual([200, 400]);
+      const loser = responses.findIndex((r) => r.statusCode === 400);
+      expectError(responses[loser]!, 400, 'invalid_code');
+      const logins = await Promise.all(candidates.map((next) => loginStatus(account.email, next)));
+      expect(logins).toEqual(candidates.map((_, i) => (i === loser ? 401 : 200)));
+    });
+
+    it('"sending a new code invalidates older ones": only the newest reset code works', async () => {
+      const { account, code: older } = await accountWithResetCode();
+      t.clock.advance(SEND_WINDOW_MS + 1_000);
+      expect((await forgot(account.email)).statusCode).toBe(200);
+      const mails = () => t.smtp.mailsTo(account.email).filter((m) => m.subject === RESET_SUBJECT);
+      await vi.waitFor(() => expect(mails()).toHaveLength(2), { timeout: 10_000 });
+      const newer = mails()[1]!.code as string;
+      if (newer !== older) expectError(await reset(account.email, older), 400, 'invalid_code');
+      expect((await reset(account.email, newer)).statusCode).toBe(200);
+      expect(await loginStatus(account.email, NEW_PASSWORD)).toBe(200);
+    });
+
+    it('"a successful change or reset clears the count" of wrong current passwords', async () => {
+      const { account, code } = await accountWithResetCode();
+      for (let i = 0; i < 5; i++) {
+        const wrong = await t.post(
+          '/api/change-password',
+          { password: `wrong-Current-${i}-x`, new_password: 'third-Bright-canyon-12' },
+          { token: account.accessToken },
+        );
+        expectError(wrong, 400, 'incorrect_password');
+      }
+      expect((await reset(account.email, code)).statusCode).toBe(200);
+      // The reset ended every session: sign in with the new password, then change it.
+      const fresh = await t.login(account.email, NEW_PASSWORD);
+      const change = await t.post(
+        '/api/change-password',
+        { password: NEW_PASSWORD, new_password: 'third-Bright-canyon-12' },
+        { token: fresh.accessToken },
+      );
+      expect(change.statusCode).toBe(200);
+    });
+
     it('"valid 10 minutes": the code is refused once 10 minutes have passed', async () => {
       const { account, code } = await accountWithResetCode();
       t.clock.advance(CODE_TTL_MS + 1);
@@ -193,5 +240,66 @@ describe.each(backends)('forgot-password and reset-password ($name)', (backend) 
       expect(confirmed.statusCode).toBe(200);
       expect((await reset(account.email, resetCode)).statusCode).toBe(200);
     });
+  });
+});
+
+describe.each(backends)('a reset code request across a restart ($name)', (backend) => {
+  let provisioned: ProvisionedBackend;
+  let sink: SmtpSink;
+  const running = new Set<TestApp>();
+  const start = async () => {
+    const app = await TestApp.start(provisioned, { smtp: sink });
+    running.add(app);
+    return app;
+  };
+  /** Stops the service; the provisioned database stays. */
+  const stop = async (app: TestApp) => {
+    running.delete(app);
+    await app.close();
+  };
+  beforeAll(async () => {
+    [provisioned, sink] = await Promise.all([backend.provision(), SmtpSink.start()]);
+  });
+  afterAll(async () => {
+    await Promise.all([...running].map(stop));
+    await provisioned.drop();
+  });
+
+  const failedRequest = (db: TestApp['db'], email: string) =>
+    db
+      .selectFrom('mail_outbox')
+      .select('last_error')
+      .where('recipient', '=', email)
+      .where('code_purpose', '=', 'reset_password')
+      .where('last_error', 'is not', null)
+      .executeTakeFirst();
+
+  it('"no message is lost across a restart": a request still unsent at the stop is sent after the next start, with a working code', async () => {
+    const first = await start();
+    const account = await first.register();
+    await sink.waitFor(account.email, 1);
+    await sink.stop();
+    const forgot = await first.post('/api/forgot-password', { email: account.email });
+    expect(forgot.statusCode).toBe(200);
+    await vi.waitFor(
+      async () => expect(await failedRequest(first.db, account.email)).toBeTruthy(),
+      {
+        timeout: 10_000,
+        interval: 50,
+      },
+    );
+    await stop(first);
+
+    await sink.listen();
+    const second = await start();
+    // A request claimed just before the stop stays locked for the claim time (5 s in tests).
+    const mail = await sink.waitFor(account.email, 2, 20_000);
+    expect(mail.subject).toBe(RESET_SUBJECT);
+    const reset = await second.post('/api/reset-password', {
+      email: account.email,
+      code: mail.code,
+      new_password: NEW_PASSWORD,
+    });
+    expect(reset.statusCode).toBe(200);
   });
 });

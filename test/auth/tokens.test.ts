@@ -61,7 +61,7 @@ describe.each(backends)('access and refresh tokens ($name)', (backend) => {
       .orderBy('kid')
       .executeTakeFirstOrThrow();
     const jwk = JSON.parse(box.open(row.sealed_private_jwk)) as JWK;
-    return { kid: row.kid, key: (await importJWK(jwk, 'EdDSA')) as CryptoKey };
+    return { kid: row.kid, key: (await importJWK(jwk, 'ES256')) as CryptoKey };
   }
 
   /** A token like the service's for `account`, with `changes` applied to header or claims. */
@@ -73,7 +73,7 @@ describe.each(backends)('access and refresh tokens ($name)', (backend) => {
     const claims = decodeJwt(account.accessToken);
     const now = Math.floor(t.clock.now() / 1000); // the service's time, which tests skip forward
     return new SignJWT({ sid: claims.sid })
-      .setProtectedHeader({ alg: 'EdDSA', typ: changes.typ ?? 'at+jwt', kid: key.kid })
+      .setProtectedHeader({ alg: 'ES256', typ: changes.typ ?? 'at+jwt', kid: key.kid })
       .setSubject(claims.sub as string)
       .setIssuer(changes.iss ?? PUBLIC_URL)
       .setAudience(changes.aud ?? PUBLIC_URL)
@@ -83,10 +83,10 @@ describe.each(backends)('access and refresh tokens ($name)', (backend) => {
   }
 
   describe('access token', () => {
-    it('has header alg EdDSA, typ "at+jwt" and a kid', async () => {
+    it('has header alg ES256, typ "at+jwt" and a kid', async () => {
       const account = await t.register();
       const header = decodeProtectedHeader(account.accessToken);
-      expect(header.alg).toBe('EdDSA');
+      expect(header.alg).toBe('ES256');
       expect(header.typ).toBe('at+jwt');
       expect(header.kid).toEqual(expect.any(String));
     });
@@ -112,7 +112,7 @@ describe.each(backends)('access and refresh tokens ($name)', (backend) => {
         account.accessToken,
         createLocalJWKSet(jwks),
         {
-          algorithms: ['EdDSA'],
+          algorithms: ['ES256'],
           typ: 'at+jwt',
           issuer: PUBLIC_URL,
           audience: PUBLIC_URL,
@@ -167,7 +167,7 @@ describe.each(backends)('access and refresh tokens ($name)', (backend) => {
 
     it('is rejected with 401 when signed by another key (same kid or another)', async () => {
       const account = await t.register();
-      const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+      const { privateKey } = await generateKeyPair('ES256');
       const kid = decodeProtectedHeader(account.accessToken).kid as string;
       expectUnauthorized(await sessionsWith(await forge(account, { kid, key: privateKey })));
       expectUnauthorized(

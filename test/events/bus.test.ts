@@ -12,13 +12,13 @@ const redisUrl = process.env.TEST_REDIS_URL;
 interface BusKind {
   readonly name: string;
   /** Two buses as two instances would hold them (the same one twice without Redis). */
-  pair(): [EventBus, EventBus];
+  pair(): Promise<[EventBus, EventBus]>;
 }
 
 const kinds: BusKind[] = [
   {
     name: 'memory',
-    pair: () => {
+    pair: async () => {
       const bus = new MemoryEventBus(log);
       return [bus, bus];
     },
@@ -27,7 +27,8 @@ const kinds: BusKind[] = [
 if (redisUrl) {
   kinds.push({
     name: 'redis',
-    pair: () => [RedisEventBus.connect(redisUrl, log), RedisEventBus.connect(redisUrl, log)],
+    pair: () =>
+      Promise.all([RedisEventBus.connect(redisUrl, log), RedisEventBus.connect(redisUrl, log)]),
   });
 }
 
@@ -39,14 +40,14 @@ describe.each(kinds)('event bus ($name)', (kind) => {
     await Promise.all([...new Set(buses)].map((b) => b.close()));
     buses = [];
   });
-  const open = () => {
-    const pair = kind.pair();
+  const open = async () => {
+    const pair = await kind.pair();
     buses.push(...pair);
     return pair;
   };
 
   it("delivers an event to each subscribed member's listeners once, and to nobody else", async () => {
-    const [a, b] = open();
+    const [a, b] = await open();
     const [alice, bob, eve] = [user(), user(), user()];
     const got: Delivery[] = [];
     await b.subscribe(alice, (d) => got.push(d));
@@ -61,7 +62,7 @@ describe.each(kinds)('event bus ($name)', (kind) => {
   });
 
   it('stops delivering after unsubscribe, and keeps other listeners of the user', async () => {
-    const [a, b] = open();
+    const [a, b] = await open();
     const alice = user();
     const first: number[] = [];
     const second: number[] = [];
@@ -77,7 +78,7 @@ describe.each(kinds)('event bus ($name)', (kind) => {
   });
 
   it('a failing listener does not starve the others', async () => {
-    const [a, b] = open();
+    const [a, b] = await open();
     const alice = user();
     const got: unknown[] = [];
     await b.subscribe(alice, () => {
@@ -89,7 +90,7 @@ describe.each(kinds)('event bus ($name)', (kind) => {
   });
 
   it("keeps the order of one publisher's events (property)", async () => {
-    const [a, b] = open();
+    const [a, b] = await open();
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer(), { minLength: 1, maxLength: 60 }), async (values) => {
         const alice = user();

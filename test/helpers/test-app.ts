@@ -1,4 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AppOverrides } from '../../src/app.js';
@@ -98,6 +99,13 @@ export class TestApp {
     await app.ready();
     const db = await openDatabase(config.database);
     return new TestApp(app, db, logs, smtp, clock, provisioned, 'provision' in backend);
+  }
+
+  /** Listens on a free loopback port, for clients that speak real HTTP; returns the base URL. */
+  async listen(): Promise<string> {
+    await this.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = this.app.server.address() as AddressInfo;
+    return `http://127.0.0.1:${port}`;
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Caller } from '../../src/accounts/caller.js';
 import { Errors } from '../../src/errors.js';
 import { authenticate } from '../../src/http/authenticate.js';
-import { renderError } from '../../src/http/error-handler.js';
+import { errorHandler } from '../../src/http/error-handler.js';
+import { databaseOutageLog } from '../../src/db/outage.js';
 import { backends } from '../helpers/backends.js';
 import { apiRouteTable } from '../helpers/route-table.js';
 import { TestApp, type Account } from '../helpers/test-app.js';
@@ -21,7 +22,7 @@ describe('the route table', () => {
   it.each(ROUTES.map((r) => [`${r.method} ${r.url}`, r] as const))(
     '%s declares who may call it (config.access)',
     (_name, route) => {
-      expect(['bearer', 'optional', 'public']).toContain(route.access);
+      expect(['bearer', 'optional', 'public', 'socket']).toContain(route.access);
     },
   );
 });
@@ -35,7 +36,8 @@ describe.each(backends)('fail-closed authentication ($name)', (backend) => {
   });
   afterAll(() => t.close());
 
-  const guarded = ROUTES.filter((r) => r.access !== 'public');
+  // A `socket` route refuses with close codes on its socket (test/chat/realtime/).
+  const guarded = ROUTES.filter((r) => r.access !== 'public' && r.access !== 'socket');
 
   it.each(guarded.map((r) => [`${r.method} ${r.url}`, r] as const))(
     '%s answers 401 to a bad token (and to none unless optional)',
@@ -55,7 +57,10 @@ describe.each(backends)('fail-closed authentication ($name)', (backend) => {
 });
 
 describe('the authentication hook', () => {
-  async function appWith(routes: (app: FastifyInstance) => void): Promise<FastifyInstance> {
+  async function appWith(
+    routes: (app: FastifyInstance) => void,
+    anonymous: string[] = [],
+  ): Promise<FastifyInstance> {
     const app = Fastify();
     app.addHook(
       'onRequest',
@@ -64,10 +69,10 @@ describe('the authentication hook', () => {
           if (token !== 'good') throw Errors.unauthorized();
           return { userId: 'u', sessionId: 's' } as Caller;
         },
-        takeAnonymousRequest: async () => undefined,
+        takeAnonymousRequest: async (ip) => void anonymous.push(ip),
       }),
     );
-    app.setErrorHandler(renderError);
+    app.setErrorHandler(errorHandler(databaseOutageLog(app.log, Date.now)));
     routes(app);
     await app.ready();
     return app;
@@ -85,6 +90,26 @@ describe('the authentication hook', () => {
     });
     expect(ok.json()).toEqual({ caller: 'u' });
     expect((await app.inject({ url: '/status' })).statusCode).toBe(200);
+    await app.close();
+  });
+
+  it('looks at nothing on a socket route: no token check, no anonymous budget', async () => {
+    const anonymous: string[] = [];
+    const app = await appWith((a) => {
+      a.get('/api/socket', { config: { access: 'socket' } }, async (r) => ({
+        c: r.caller ?? null,
+      }));
+      a.get('/api/open', { config: { access: 'public' } }, async () => ({}));
+    }, anonymous);
+    const forged = await app.inject({
+      url: '/api/socket',
+      headers: { authorization: 'Bearer forged' },
+    });
+    expect(forged.json()).toEqual({ c: null });
+    expect((await app.inject({ url: '/api/socket' })).statusCode).toBe(200);
+    expect(anonymous).toEqual([]);
+    await app.inject({ url: '/api/open' });
+    expect(anonymous).toHaveLength(1);
     await app.close();
   });
 });

@@ -5,6 +5,8 @@ import { backends } from '../helpers/backends.js';
 import { apiRouteTable } from '../helpers/route-table.js';
 import { randomIp, STRONG_PASSWORD, TestApp, type Account } from '../helpers/test-app.js';
 import type { RouteEntry } from '../../src/http/route-table.js';
+import { ChatClient, openConversation } from '../chat/fixture.js';
+import { creator as createInfluencer } from '../influencer/support.js';
 
 /**
  * Property: whatever arrives at a POST/PATCH/DELETE endpoint — any JSON, the endpoint's own field
@@ -163,12 +165,21 @@ const auth: fc.Arbitrary<Auth> = fc.oneof(
   },
 );
 
-/** What goes in a path parameter: arbitrary text, UUIDs, or (rarely) the caller's own session id. */
+/**
+ * What goes in a path parameter: arbitrary text, UUIDs, or (rarely) `$own`: something real the
+ * caller may name (its session, its conversation or message, another account to block).
+ */
 const pathParameter = fc.oneof(
   { arbitrary: fc.string({ unit: 'binary', maxLength: 80 }), weight: 2 },
   { arbitrary: withControlChar(fc.string({ maxLength: 10 })), weight: 1 },
   { arbitrary: fc.uuid().map(String), weight: 2 },
   { arbitrary: fc.constant('$own'), weight: 1 },
+);
+
+/** For `:ref` (an influencer's id or handle): mostly the above, sometimes a real profile's. */
+const refParameter = fc.oneof(
+  { arbitrary: pathParameter, weight: 3 },
+  { arbitrary: fc.constantFrom('$influencer_id', '$influencer_handle'), weight: 1 },
 );
 
 function claimsOf(accessToken: string): { sid: string } {
@@ -191,9 +202,11 @@ function expectWellFormed(response: LightMyRequestResponse, what: string): void 
 describe.each(backends)('fuzzing every POST/PATCH/DELETE endpoint ($name)', (backend) => {
   let t: TestApp;
   let account: Account;
+  let influencer: { id: string; handle: string };
   beforeAll(async () => {
     t = await TestApp.start(backend);
     account = await t.register();
+    influencer = await createInfluencer(t);
   });
   afterAll(() => t.close());
 
@@ -208,10 +221,40 @@ describe.each(backends)('fuzzing every POST/PATCH/DELETE endpoint ($name)', (bac
     return account.accessToken;
   }
 
+  /** The fuzzed account's conversation (with one message of its own), made once per account. */
+  const chats = new Map<string, { conversation: string; message: string; peer: string }>();
+  async function ownChat() {
+    await validToken();
+    let chat = chats.get(account.userId);
+    if (chat === undefined) {
+      const peer = await t.register();
+      const conversation = await openConversation(t, account, peer);
+      const message = await new ChatClient(t, account).sent(conversation, 'fuzz me');
+      chat = { conversation, message: message.id, peer: peer.userId };
+      chats.set(account.userId, chat);
+    }
+    return chat;
+  }
+
+  /** A path parameter's value: `$`-names stand for real things of the fuzzed account. */
+  async function parameterValue(url: string, raw: string): Promise<string> {
+    if (raw === '$influencer_id') return influencer.id;
+    if (raw === '$influencer_handle') return influencer.handle;
+    if (raw !== '$own') return raw;
+    if (url.startsWith('/api/chat/conversations/')) return (await ownChat()).conversation;
+    if (url.startsWith('/api/chat/messages/')) return (await ownChat()).message;
+    if (url.startsWith('/api/blocks/')) return (await ownChat()).peer;
+    return claimsOf(await validToken()).sid;
+  }
+
   it.each(ENDPOINTS.map((e) => [`${e.method} ${e.url}`, e] as const))(
     '%s: never 5xx; always a JSON object; errors carry message and error',
     async (_name, endpoint) => {
-      const id = endpoint.url.includes('/:') ? pathParameter : fc.constant('');
+      const id = endpoint.url.includes('/:ref')
+        ? refParameter
+        : endpoint.url.includes('/:')
+          ? pathParameter
+          : fc.constant('');
       await fc.assert(
         fc.asyncProperty(bodyFor(endpoint), auth, id, async (shape, authKind, rawId) => {
           const headers: Record<string, string> = {};
@@ -220,7 +263,7 @@ describe.each(backends)('fuzzing every POST/PATCH/DELETE endpoint ($name)', (bac
           if (authKind.kind === 'valid') token = await validToken();
           if (authKind.kind === 'raw') headers.authorization = authKind.header;
           if (token !== undefined) headers.authorization = `Bearer ${token}`;
-          const idValue = rawId === '$own' ? claimsOf(await validToken()).sid : rawId;
+          const idValue = await parameterValue(endpoint.url, rawId);
           const url = endpoint.url.replace(/:[a-z_]+/g, encodeURIComponent(idValue));
           const request: InjectOptions = {
             method: endpoint.method,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends, createPostgresDatabase } from '../helpers/backends.js';
-import { randomIp, TestApp } from '../helpers/test-app.js';
+import { randomIp, TestApp, uniqueEmail } from '../helpers/test-app.js';
 
 /** Every operation of API.md's Auth and Profile groups, as OpenAPI paths. */
 const CONTRACT_OPERATIONS: Record<string, string[]> = {
@@ -35,10 +35,11 @@ describe.each(backends)('operations endpoints ($name)', (backend) => {
     expect(response.json()).toEqual({ status: 'ok' });
   });
 
-  it('GET /readyz answers 200 {status:"ok"} while the database (and Redis) answer', async () => {
+  it('GET /readyz answers 200 {status:"ok", checks} while the database (and Redis) answer', async () => {
     const response = await t.call('GET', '/readyz');
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ status: 'ok' });
+    const checks = t.backend.env.REDIS_URL ? { database: 'up', redis: 'up' } : { database: 'up' };
+    expect(response.json()).toEqual({ status: 'ok', checks });
   });
 
   describe('GET /metrics', () => {
@@ -140,16 +141,17 @@ describe.each(backends)('operations endpoints ($name)', (backend) => {
     expect(response.body).toMatch(/<html/i);
   });
 
-  it('GET /.well-known/jwks.json publishes Ed25519 public keys (kty OKP, crv Ed25519, alg EdDSA, kid), no private part', async () => {
+  it('GET /.well-known/jwks.json publishes P-256 public keys (kty EC, crv P-256, alg ES256, use sig, kid), no private part', async () => {
     const response = await t.call('GET', '/.well-known/jwks.json');
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     const { keys } = response.json() as { keys: Json[] };
     expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) {
-      expect(key).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA' });
+      expect(key).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
       expect(typeof key.kid).toBe('string');
       expect(typeof key.x).toBe('string');
+      expect(typeof key.y).toBe('string');
       expect(key).not.toHaveProperty('d');
     }
     const account = await t.register();
@@ -168,12 +170,12 @@ describe.each(backends)('readiness with Redis away ($name)', (backend) => {
   });
   afterAll(() => t.close());
 
-  it('GET /readyz answers 503 {status:"unavailable", checks:{database:"up", redis:"down"}}', async () => {
+  it('GET /readyz answers 200 {status:"degraded", checks:{database:"up", redis:"down"}}: the instance still serves, so it stays in the balancer', async () => {
     const response = await t.call('GET', '/readyz');
-    expect(response.statusCode).toBe(503);
+    expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.json()).toEqual({
-      status: 'unavailable',
+      status: 'degraded',
       checks: { database: 'up', redis: 'down' },
     });
   });
@@ -246,5 +248,48 @@ describe.runIf(adminUrl)('readiness with the database gone (postgres)', () => {
     expect(Object.keys(body).sort()).toEqual(['error', 'message']);
     expect(body.error).toBe('unavailable');
     expect(response.body).not.toMatch(/database|select|postgres|\bat\s/i);
+  });
+
+  it('logs the outage once with one stack, then a count of refused requests every 10 s, not a line per request', async () => {
+    const refuse = async (n: number) => {
+      const responses = await Promise.all(
+        Array.from({ length: n }, () =>
+          t.post(
+            '/api/login',
+            { email: uniqueEmail('outage'), password: 'whatever-Password-1' },
+            { ip: randomIp() },
+          ),
+        ),
+      );
+      for (const response of responses) expect(response.statusCode).toBe(503);
+    };
+    const outageLines = () =>
+      t.logs
+        .map((line) => JSON.parse(line) as Json)
+        .filter((line) => /^database is (still )?unavailable/.test(String(line.msg)));
+
+    await refuse(20);
+    t.clock.advance(10_500);
+    await refuse(1);
+
+    const lines = outageLines();
+    expect(lines.map((line) => [line.level, line.msg])).toEqual([
+      [
+        50,
+        'database is unavailable: requests that need it answer 503 unavailable until it is back',
+      ],
+      [
+        50,
+        expect.stringMatching(
+          /^database is still unavailable: \d+ requests refused in the last 1\d\.\d s$/,
+        ),
+      ],
+    ]);
+    expect((lines[0]?.err as Json).stack).toMatch(/\n\s+at /);
+    expect(lines[1]).not.toHaveProperty('err');
+    // The count covers the 20 refused above and the one that wrote it (and any earlier test's).
+    expect(lines[1]?.failed).toBeGreaterThanOrEqual(21);
+    // No request wrote an error line of its own.
+    expect(t.logs.filter((line) => line.includes('request failed'))).toEqual([]);
   });
 });

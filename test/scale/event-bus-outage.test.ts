@@ -18,8 +18,10 @@ describe.skipIf(!enabled)('the Redis event bus while Redis goes away and comes b
 
   beforeAll(async () => {
     redis = await PrivateRedis.create();
-    a = RedisEventBus.connect(redis.url, log);
-    b = RedisEventBus.connect(redis.url, log);
+    [a, b] = await Promise.all([
+      RedisEventBus.connect(redis.url, log),
+      RedisEventBus.connect(redis.url, log),
+    ]);
   });
   afterAll(async () => {
     await a?.close();

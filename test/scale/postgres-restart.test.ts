@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SocketClient } from '../chat/realtime/socket-client.js';
 import { SmtpSink } from '../helpers/smtp-sink.js';
 import { randomIp, STRONG_PASSWORD, uniqueEmail } from '../helpers/test-app.js';
 import { canRunPrivatePostgres, PrivatePostgres } from './private-servers.js';
@@ -78,11 +79,16 @@ describe.skipIf(!enabled)('PostgreSQL stops and starts under the running service
     })();
 
     await sleep(500);
+    const logsBefore = service.logs.length;
     const stoppedAt = Date.now();
     await postgres.stop();
     await sleep(1_000);
     const readyDuringOutage = await service.get('/readyz', { timeoutMs: 5_000 });
-    await sleep(2_000);
+    // Load on top of the steady traffic: 200 requests at once, every one refused.
+    const burst = await Promise.all(
+      Array.from({ length: 200 }, () => service.get('/api/profile', { token, timeoutMs: 5_000 })),
+    );
+    await sleep(1_500);
     const restartedAt = Date.now();
     await postgres.start();
     await waitUntil(
@@ -118,6 +124,25 @@ describe.skipIf(!enabled)('PostgreSQL stops and starts under the running service
     }
     expect(new Set(duringOutage.map((o) => o.kind))).toEqual(new Set(['profile', 'login']));
 
+    // The outage is logged, not flooded: one line when the database goes away (the only stack),
+    // one when it is back with the count of refused requests; no line per refused request.
+    expect(burst.map((reply) => reply.status)).toEqual(burst.map(() => 503));
+    const outageLogs = service.logs.slice(logsBefore);
+    const lines = outageLogs.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const refused = duringOutage.length + burst.length;
+    const about = (pattern: RegExp) => lines.filter((line) => pattern.test(String(line.msg)));
+    expect(about(/^database is unavailable/)).toHaveLength(1);
+    expect(about(/^database is unavailable/)[0]).toMatchObject({ level: 50 });
+    const back = about(/^database is back after/);
+    expect(back).toHaveLength(1);
+    expect(back[0]?.failed).toBeGreaterThanOrEqual(refused);
+    expect(about(/^request failed/)).toEqual([]);
+    // Nothing else: the mail worker's failed polls (one a second) go to the same outage log.
+    const others = lines.filter((line) => !/^database is/.test(String(line.msg)));
+    expect(others).toEqual([]);
+    expect(outageLogs.length, outageLogs.join('\n')).toBeLessThan(20);
+    expect(outageLogs.length).toBeLessThan(refused / 10);
+
     // The same process recovered without a restart.
     expect(service.alive).toBe(true);
     expect((await service.get('/readyz')).status).toBe(200);
@@ -128,5 +153,37 @@ describe.skipIf(!enabled)('PostgreSQL stops and starts under the running service
       { ip: randomIp() },
     );
     expect(login.status).toBe(200);
+  });
+
+  it('closes a new chat socket with 1013 (try again later), not 4401, and keeps the open ones', async () => {
+    const registered = await service.post('/api/register', {
+      email: uniqueEmail(),
+      password: STRONG_PASSWORD,
+    });
+    const token = String(registered.body.access_token);
+    const url = `ws://127.0.0.1:${service.port}/api/chat/ws`;
+    const open = await SocketClient.connect(url, { token });
+    await open.waitFor('ready');
+    const logsBefore = service.logs.length;
+
+    await postgres.stop();
+    try {
+      const refused = await SocketClient.connect(url, { token });
+      expect((await refused.waitClosed()).code).toBe(1013);
+      // A renewal that meets the outage leaves the socket on its current token.
+      open.send({ type: 'auth', access_token: token });
+      await open.roundTrip();
+      await sleep(3_000); // longer than a failed check
+      await open.roundTrip();
+      expect(open.isOpen).toBe(true);
+      // The outage log's one line, not one per refused socket.
+      const lines = service.logs.slice(logsBefore);
+      expect(lines.filter((line) => /database is unavailable/.test(line))).toHaveLength(1);
+    } finally {
+      await postgres.start();
+    }
+    const again = await SocketClient.connect(url, { token });
+    await again.waitFor('ready');
+    for (const client of [open, again]) client.close();
   });
 });

@@ -148,6 +148,16 @@ export class PrivateRedis {
     await waitUntil('redis-server to answer PING', async () => this.cli('PING') === 'PONG', 10_000);
   }
 
+  /** Freezes the server (SIGSTOP): connections stay open and commands get no answer. */
+  freeze(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** Lets a frozen server run again (SIGCONT): it answers what was sent meanwhile. */
+  thaw(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   /** Kills the server outright (SIGKILL) and waits for it to be gone. */
   async kill(): Promise<void> {
     const child = this.child;

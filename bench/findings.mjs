@@ -1,0 +1,40 @@
+// What the report says beside its table: notes on the directory and memory scenarios, and the
+// directory's query plans as the database gave them.
+import { DIRECTORY_SCENARIOS } from './directory.mjs';
+
+/** @param {{ directory?: any, memory?: any }} results @returns {string[]} */
+export function findingNotes({ directory, memory }) {
+  const notes = [];
+  if (directory) {
+    notes.push(
+      `Directory: ${directory.profiles} profiles seeded straight into the database by ` +
+        `test/influencer/seed.ts and ANALYZEd in ${directory.seed_seconds} s; every request ` +
+        'carries a bearer token (is_following and can_message are computed).',
+      ...DIRECTORY_SCENARIOS.map((s) => `${s.name}: ${s.note}`),
+      `rare substrings: ${directory.rare_substrings.join(', ')}`,
+    );
+  }
+  if (memory) {
+    const phases = Object.entries(memory.peak_by_phase_mib)
+      .map(([phase, mib]) => `${phase} ${mib}`)
+      .join(', ');
+    notes.push(
+      `Memory scenario: a service of its own on a fresh database, VmRSS sampled every ` +
+        `${memory.sample_interval_ms} ms from its spawn (${memory.samples} samples); largest ` +
+        `sample by phase (MiB): ${phases}; VmHWM ${memory.vm_hwm_mib} MiB.`,
+      `Memory scenario, the largest sample: ${JSON.stringify(memory.at_largest_sample)}`,
+      `Memory scenario, inside the service at its largest RSS (sampled every 100 ms there): ` +
+        JSON.stringify(memory.at_peak_inside),
+    );
+  }
+  return notes;
+}
+
+/** @param {{ directory?: any }} results @returns {{ title: string, text: string }[]} */
+export function findingSections({ directory }) {
+  if (!directory) return [];
+  const text = Object.entries(directory.plans)
+    .map(([name, plan]) => `${name}:\n\n\`\`\`\n${plan}\n\`\`\``)
+    .join('\n\n');
+  return [{ title: 'Directory query plans', text }];
+}

@@ -1,0 +1,155 @@
+import createClient, {
+  type Client,
+  type FetchResponse,
+  type MaybeOptionalInit,
+} from 'openapi-fetch';
+import type {
+  HttpMethod,
+  MediaType,
+  PathsWithMethod,
+  RequiredKeysOf,
+} from 'openapi-typescript-helpers';
+import { ApiError, errorOf } from './errors.js';
+import type { paths } from './schema.gen.js';
+import { authorizedFetch, Session, type Fetch } from './session.js';
+import { memoryTokenStore, type Tokens, type TokenStore } from './token-store.js';
+import type { LoginBody, LoginResult, RegisterBody, RegisterResult, TokenResult } from './types.js';
+
+export interface AccountClientOptions {
+  /** The service's origin, e.g. `https://accounts.example.com` (every path starts with `/api`). */
+  readonly baseUrl: string;
+  /** Where the tokens live; default: in memory, for the life of the client. */
+  readonly store?: TokenStore;
+  /** Called when the client forgets its tokens: `logout()`, `signOut()`, or a refused refresh. */
+  readonly onSignedOut?: () => void;
+  /** Default: the global `fetch`. */
+  readonly fetch?: Fetch;
+  /** This device's clock (ms since the epoch), for the access token's expiry; default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** The success body of an operation called with `Init`. */
+type Data<Operation, Init> =
+  Operation extends Record<string | number, unknown>
+    ? Exclude<FetchResponse<Operation, Init, MediaType>['data'], undefined>
+    : never;
+
+/** The options argument, required when the operation has a required body or parameter (as in openapi-fetch, which does not export it). */
+type InitParam<Init> =
+  RequiredKeysOf<Init> extends never
+    ? [(Init & { [key: string]: unknown })?]
+    : [Init & { [key: string]: unknown }];
+
+/**
+ * openapi-fetch's method for one HTTP method, resolving to the response body instead: an error
+ * answer rejects with `ApiError` (or `UnexpectedResponseError` for one not from the service).
+ */
+export type CallMethod<Method extends HttpMethod> = <
+  Path extends PathsWithMethod<paths, Method>,
+  Init extends MaybeOptionalInit<paths[Path], Method>,
+>(
+  url: Path,
+  ...init: InitParam<Init>
+) => Promise<Data<paths[Path][Method], Init>>;
+
+export interface AccountClient {
+  readonly GET: CallMethod<'get'>;
+  readonly POST: CallMethod<'post'>;
+  readonly PUT: CallMethod<'put'>;
+  readonly PATCH: CallMethod<'patch'>;
+  readonly DELETE: CallMethod<'delete'>;
+  /** Creates the account and keeps the new session's tokens. */
+  register(body: RegisterBody): Promise<RegisterResult>;
+  /** Signs in and keeps the session's tokens. */
+  login(body: LoginBody): Promise<LoginResult>;
+  /** Ends this session (`all`: every session of the user) on the service, and forgets the tokens. */
+  logout(options?: { all?: boolean }): Promise<void>;
+  /** Forgets the tokens without telling the service (the session stays valid until it expires). */
+  signOut(): Promise<void>;
+  /** The tokens kept now, or `null` when signed out. */
+  tokens(): Promise<Tokens | null>;
+  /** An access token good for at least 30 s (renewed if needed), or `null` when signed out. */
+  accessToken(): Promise<string | null>;
+  /** The underlying openapi-fetch client, with the same token handling, answering `{data, error, response}`. */
+  readonly fetchClient: Client<paths>;
+}
+
+export function createAccountClient(options: AccountClientOptions): AccountClient {
+  const fetch: Fetch = options.fetch ?? ((request) => globalThis.fetch(request));
+  const now = options.now ?? Date.now;
+  // Sign-in and refresh calls carry no access token: an old one must not trigger a refresh there.
+  const anonymous = createClient<paths>({ baseUrl: options.baseUrl, fetch });
+  const tokensFrom = (result: TokenResult): Tokens => ({
+    accessToken: result.access_token,
+    refreshToken: result.refresh_token,
+    expiresAt: now() + result.expires_in * 1000,
+  });
+  const session = new Session({
+    store: options.store ?? memoryTokenStore(),
+    now,
+    onSignedOut: options.onSignedOut,
+    async refresh(refreshToken) {
+      const body = { refresh_token: refreshToken };
+      const { data, error, response } = await anonymous.POST('/api/refresh-token', { body });
+      if (data !== undefined) return tokensFrom(data);
+      const refused = errorOf(response, error);
+      if (refused instanceof ApiError && refused.error === 'invalid_refresh_token') return null;
+      throw refused;
+    },
+  });
+  const fetchClient = createClient<paths>({
+    baseUrl: options.baseUrl,
+    fetch: authorizedFetch(session, fetch),
+  });
+  const signIn = async <Result extends TokenResult>(result: Result): Promise<Result> => {
+    await session.signIn(tokensFrom(result));
+    return result;
+  };
+  const post = callMethod(fetchClient, 'post');
+  const postAnonymously = callMethod(anonymous, 'post');
+
+  return {
+    GET: callMethod(fetchClient, 'get'),
+    POST: post,
+    PUT: callMethod(fetchClient, 'put'),
+    PATCH: callMethod(fetchClient, 'patch'),
+    DELETE: callMethod(fetchClient, 'delete'),
+    register: async (body) => signIn(await postAnonymously('/api/register', { body })),
+    login: async (body) => signIn(await postAnonymously('/api/login', { body })),
+    async logout({ all } = {}) {
+      try {
+        await post('/api/logout', { body: { all } });
+      } finally {
+        await session.signOut();
+      }
+    },
+    signOut: () => session.signOut(),
+    tokens: () => session.tokens(),
+    accessToken: async () => (await session.forCall())?.accessToken ?? null,
+    fetchClient,
+  };
+}
+
+interface Outcome {
+  data?: unknown;
+  error?: unknown;
+  response: Response;
+}
+
+function callMethod<Method extends HttpMethod>(
+  client: Client<paths>,
+  method: Method,
+): CallMethod<Method> {
+  // The same call as openapi-fetch's, unwrapped. TypeScript cannot carry a generic signature
+  // through a wrapper, hence the casts; CallMethod states the signature callers see.
+  const request = client.request as (
+    method: Method,
+    url: string,
+    init?: object,
+  ) => Promise<Outcome>;
+  return (async (url: string, init?: object) => {
+    const { data, error, response } = await request(method, url, init);
+    if (response.ok) return data;
+    throw errorOf(response, error);
+  }) as CallMethod<Method>;
+}

@@ -1,0 +1,112 @@
+import type { Tokens, TokenStore } from './token-store.js';
+
+/** How long before its expiry an access token is renewed rather than sent. */
+const RENEW_MARGIN_MS = 30_000;
+
+export type Fetch = (request: Request) => Promise<Response>;
+
+export interface SessionOptions {
+  readonly store: TokenStore;
+  /**
+   * Presents a refresh token to `POST /api/refresh-token`: the new tokens, or `null` when the
+   * service refused it (`401 invalid_refresh_token`: the session is over). Throws otherwise.
+   */
+  readonly refresh: (refreshToken: string) => Promise<Tokens | null>;
+  readonly now: () => number;
+  readonly onSignedOut?: (() => void) | undefined;
+}
+
+/**
+ * The signed-in session: its tokens (in the store) and their renewal. Refresh tokens rotate on
+ * every use and an already-rotated one ends the session (API.md, Tokens), so a refresh always
+ * presents the newest token known, and the calls that find the access token expired together share
+ * one refresh. Clients that do not share a store (tabs that read it before either refreshed) may
+ * still present the same token at once: within 10 s of its rotation the service answers each with
+ * the session's current refresh token, so they end up holding the same one.
+ */
+export class Session {
+  private readonly options: SessionOptions;
+  private renewal: Promise<Tokens | null> | undefined;
+
+  constructor(options: SessionOptions) {
+    this.options = options;
+  }
+
+  async tokens(): Promise<Tokens | null> {
+    return this.options.store.get();
+  }
+
+  /** The tokens to make a call with, renewed first when the access token is about to expire. */
+  async forCall(): Promise<Tokens | null> {
+    const tokens = await this.tokens();
+    const expiresAt = tokens?.expiresAt;
+    if (tokens === null || expiresAt === undefined) return tokens;
+    return this.options.now() < expiresAt - RENEW_MARGIN_MS ? tokens : this.renew(tokens);
+  }
+
+  /**
+   * Tokens to use instead of `stale`, whose access token expired or was refused; `null` once
+   * signed out. Every call that asks while a refresh is under way gets that refresh's outcome.
+   */
+  renew(stale: Tokens): Promise<Tokens | null> {
+    this.renewal ??= this.refreshFrom(stale).finally(() => {
+      this.renewal = undefined;
+    });
+    return this.renewal;
+  }
+
+  async signIn(tokens: Tokens): Promise<void> {
+    await this.options.store.set(tokens);
+  }
+
+  /** Forgets the tokens; tells `onSignedOut` if there were any. */
+  async signOut(): Promise<void> {
+    const had = await this.tokens();
+    await this.options.store.set(null);
+    if (had !== null) this.options.onSignedOut?.();
+  }
+
+  private async refreshFrom(stale: Tokens): Promise<Tokens | null> {
+    const current = await this.tokens();
+    // Signed out meanwhile, or already renewed (by an earlier refresh, or a tab sharing the store).
+    if (current === null || current.accessToken !== stale.accessToken) return current;
+    const renewed = await this.options.refresh(current.refreshToken);
+    if (renewed !== null) {
+      await this.signIn(renewed);
+      return renewed;
+    }
+    // Refused: the session was revoked or expired. Sign out, unless the store moved on meanwhile
+    // (a tab sharing it signed in again), whose tokens are then the ones to use.
+    const latest = await this.tokens();
+    if (latest !== null && latest.refreshToken !== current.refreshToken) return latest;
+    await this.signOut();
+    return null;
+  }
+}
+
+/**
+ * A fetch that sends the session's access token. When the service answers 401, it renews the
+ * tokens (one refresh for every call that got a 401 at the same time) and sends the call again,
+ * once; signed out, the 401 stands.
+ */
+export function authorizedFetch(session: Session, fetch: Fetch): Fetch {
+  return async (request) => {
+    const tokens = await session.forCall();
+    if (tokens === null) return fetch(request);
+    const again = request.clone();
+    const response = await fetch(withBearer(request, tokens.accessToken));
+    if (response.status !== 401) return response;
+    const renewed = await session.renew(tokens).catch(async (error: unknown) => {
+      await response.body?.cancel();
+      throw error;
+    });
+    if (renewed === null) return response;
+    await response.body?.cancel();
+    return fetch(withBearer(again, renewed.accessToken));
+  };
+}
+
+function withBearer(request: Request, accessToken: string): Request {
+  request.headers.set('Authorization', `Bearer ${accessToken}`);
+  return request;
+}

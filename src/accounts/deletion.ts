@@ -1,0 +1,29 @@
+import type { Db } from '../db/database.js';
+import { deleteUser } from './users.store.js';
+
+/**
+ * What a group removes or rewrites of an account's data when the account is deleted. Runs inside
+ * the deletion's transaction, before the account row goes, so the account and everything of it
+ * disappear together or not at all. Each group contributes one (listed in app.ts). A hook may
+ * answer what to do once the deletion has committed (e.g. publish events), never before.
+ */
+export type AccountDeletionHook = (trx: Db, userId: string) => Promise<AfterCommit | void>;
+
+export type AfterCommit = () => void;
+
+/** Deletes the account with its sessions and codes, and runs every group's hook, in ONE transaction. */
+export async function deleteAccountRecords(
+  db: Db,
+  userId: string,
+  hooks: readonly AccountDeletionHook[],
+): Promise<void> {
+  const afterCommit: AfterCommit[] = [];
+  await db.transaction().execute(async (trx) => {
+    for (const hook of hooks) {
+      const then = await hook(trx, userId);
+      if (then !== undefined) afterCommit.push(then);
+    }
+    await deleteUser(trx, userId);
+  });
+  for (const then of afterCommit) then();
+}

@@ -1,0 +1,75 @@
+import type { Kysely } from 'kysely';
+import { cardSource, userCardOf, type UserCard } from '../accounts/user-cards.js';
+import { keysetAfter } from '../db/keyset.js';
+import type { Database } from '../db/tables.js';
+import type { Keyset } from '../http/cursor.js';
+
+type Executor = Kysely<Database>;
+
+/** Records that `blockerId` blocks `blockedId`; answers whether the block is new. */
+export async function insertBlock(
+  db: Executor,
+  blockerId: string,
+  blockedId: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .insertInto('blocks')
+    .values({ blocker_id: blockerId, blocked_id: blockedId, created_at: now })
+    .onConflict((conflict) => conflict.columns(['blocker_id', 'blocked_id']).doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+export async function deleteBlock(db: Executor, blockerId: string, blockedId: string) {
+  await db
+    .deleteFrom('blocks')
+    .where('blocker_id', '=', blockerId)
+    .where('blocked_id', '=', blockedId)
+    .execute();
+}
+
+/** The blocks between `userId` and any of `others`, in either direction. */
+export async function findBlocksWith(
+  db: Executor,
+  userId: string,
+  others: readonly string[],
+): Promise<{ blocker_id: string; blocked_id: string }[]> {
+  if (others.length === 0) return [];
+  return db
+    .selectFrom('blocks')
+    .select(['blocker_id', 'blocked_id'])
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('blocker_id', '=', userId), eb('blocked_id', 'in', others)]),
+        eb.and([eb('blocked_id', '=', userId), eb('blocker_id', 'in', others)]),
+      ]),
+    )
+    .execute();
+}
+
+export interface BlockedUser {
+  readonly user: UserCard;
+  readonly blockedAt: number;
+}
+
+/** Up to `limit` accounts `blockerId` blocks, newest block first, after `after`. */
+export async function pageOfBlocks(
+  db: Executor,
+  blockerId: string,
+  after: Keyset | undefined,
+  limit: number,
+): Promise<BlockedUser[]> {
+  const rows = await cardSource(db)
+    .innerJoin('blocks as b', 'b.blocked_id', 'u.id')
+    .select('b.created_at as blocked_at')
+    .where('b.blocker_id', '=', blockerId)
+    .$if(after !== undefined, (qb) =>
+      qb.where(keysetAfter('b.created_at', 'b.blocked_id', 'desc', after as Keyset)),
+    )
+    .orderBy('b.created_at', 'desc')
+    .orderBy('b.blocked_id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ user: userCardOf(row), blockedAt: row.blocked_at }));
+}

@@ -1,0 +1,79 @@
+import type { Caller } from '../accounts/caller.js';
+import { findUserById } from '../accounts/users.store.js';
+import type { ServiceContext } from '../context.js';
+import type { Db } from '../db/database.js';
+import { isRowId } from '../db/ids.js';
+import { Errors } from '../errors.js';
+import { splitPage, type Page } from '../http/cursor.js';
+import { deleteBlock, findBlocksWith, insertBlock, pageOfBlocks } from './blocks.store.js';
+
+/** Who blocks whom between the caller and another account. */
+export interface BlockRelation {
+  /** The caller blocks the other account. */
+  readonly byMe: boolean;
+  /** The other account blocks the caller. */
+  readonly byThem: boolean;
+}
+
+export const NO_BLOCK: BlockRelation = Object.freeze({ byMe: false, byThem: false });
+
+export function isBlocked(relation: BlockRelation): boolean {
+  return relation.byMe || relation.byThem;
+}
+
+/** The block relation of `userId` with each of `others` (one query). */
+export async function blockRelations(
+  db: Db,
+  userId: string,
+  others: readonly string[],
+): Promise<Map<string, BlockRelation>> {
+  const relations = new Map(others.map((other) => [other, NO_BLOCK]));
+  for (const block of await findBlocksWith(db, userId, others)) {
+    const byMe = block.blocker_id === userId;
+    const other = byMe ? block.blocked_id : block.blocker_id;
+    const known = relations.get(other) ?? NO_BLOCK;
+    relations.set(other, byMe ? { ...known, byMe } : { ...known, byThem: true });
+  }
+  return relations;
+}
+
+export async function blockRelation(db: Db, userId: string, other: string): Promise<BlockRelation> {
+  return (await blockRelations(db, userId, [other])).get(other) ?? NO_BLOCK;
+}
+
+async function requireAccount(db: Db, userId: string): Promise<void> {
+  if (!isRowId(userId) || (await findUserById(db, userId)) === undefined) throw Errors.notFound();
+}
+
+/**
+ * Blocks `userId` for the caller, and (in the same transaction) lets the other groups undo what a
+ * block forbids: the follows between the two go, both ways. Repeating it changes nothing.
+ */
+export async function blockUser(ctx: ServiceContext, caller: Caller, userId: string) {
+  if (userId === caller.userId) throw Errors.cannotBlockSelf();
+  await requireAccount(ctx.db, userId);
+  await ctx.db.transaction().execute(async (trx) => {
+    await insertBlock(trx, caller.userId, userId, ctx.clock());
+    for (const hook of ctx.blockHooks) await hook(trx, caller.userId, userId);
+  });
+}
+
+/** Lifts the caller's block of `userId`, if any; follows removed by the block stay removed. */
+export async function unblockUser(ctx: ServiceContext, caller: Caller, userId: string) {
+  await requireAccount(ctx.db, userId);
+  await deleteBlock(ctx.db, caller.userId, userId);
+}
+
+/** The accounts the caller blocks, newest block first. */
+export async function listBlocks(ctx: ServiceContext, caller: Caller, page: Page) {
+  const rows = await pageOfBlocks(ctx.db, caller.userId, page.after, page.limit + 1);
+  const { rows: shown, next } = splitPage(rows, page.limit, (row) => ({
+    value: row.blockedAt,
+    id: row.user.id,
+  }));
+  const blocks = shown.map((row) => ({
+    user: row.user,
+    blocked_at: new Date(row.blockedAt).toISOString(),
+  }));
+  return { blocks, next };
+}

@@ -1,0 +1,160 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { keysetAfter } from '../db/keyset.js';
+import type { ConversationsTable, Database } from '../db/tables.js';
+import type { Keyset } from '../http/cursor.js';
+import { conversationsWithUnread } from './unread.store.js';
+
+type Executor = Kysely<Database>;
+export type ConversationRow = Selectable<ConversationsTable>;
+
+/** A conversation as one of its members sees it. */
+export interface MemberConversationRow extends ConversationRow {
+  readonly member_id: string;
+  readonly last_read_seq: number;
+}
+
+/** The unique key of a pair of accounts, in either order. */
+export function pairKey(a: string, b: string): string {
+  return a < b ? `${a}:${b}` : `${b}:${a}`;
+}
+
+/** Inserts the conversation and both member rows; run it inside a transaction. */
+export async function insertConversation(db: Executor, row: ConversationRow): Promise<void> {
+  await db.insertInto('conversations').values(row).execute();
+  const members = [row.influencer_id, row.starter_id].filter((id): id is string => id !== null);
+  await db
+    .insertInto('conversation_members')
+    .values(members.map((user_id) => ({ conversation_id: row.id, user_id, last_read_seq: 0 })))
+    .execute();
+}
+
+export async function findConversationByPair(
+  db: Executor,
+  a: string,
+  b: string,
+): Promise<ConversationRow | undefined> {
+  return db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('pair_key', '=', pairKey(a, b))
+    .executeTakeFirst();
+}
+
+/** The conversation if `userId` is one of its members. */
+export async function findMemberConversation(
+  db: Executor,
+  conversationId: string,
+  userId: string,
+): Promise<MemberConversationRow | undefined> {
+  return db
+    .selectFrom('conversation_members as m')
+    .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
+    .selectAll('c')
+    .select(['m.user_id as member_id', 'm.last_read_seq'])
+    .where('m.conversation_id', '=', conversationId)
+    .where('m.user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+/**
+ * An edit or a delete (or `by` of them): raises the conversation's version, answering the new
+ * one and the members.
+ */
+export async function raiseVersion(
+  db: Executor,
+  conversationId: string,
+  by = 1,
+): Promise<Pick<ConversationRow, 'version' | 'influencer_id' | 'starter_id'>> {
+  return db
+    .updateTable('conversations')
+    .set({ version: sql`version + ${by}` })
+    .where('id', '=', conversationId)
+    .returning(['version', 'influencer_id', 'starter_id'])
+    .executeTakeFirstOrThrow();
+}
+
+/** Moves the member's read position forward to `seq`, never back; answers whether it moved. */
+export async function raiseReadSeq(
+  db: Executor,
+  conversationId: string,
+  userId: string,
+  seq: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('conversation_members')
+    .set({ last_read_seq: seq })
+    .where('conversation_id', '=', conversationId)
+    .where('user_id', '=', userId)
+    .where('last_read_seq', '<', seq)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function findReadSeq(
+  db: Executor,
+  conversationId: string,
+  userId: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom('conversation_members')
+    .select('last_read_seq')
+    .where('conversation_id', '=', conversationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return row.last_read_seq;
+}
+
+/**
+ * Of `peerIds`, those with whom `userId` has a conversation that DM policy no longer binds: one
+ * the influencer has answered, or one where `userId` is the influencer.
+ */
+export async function peersPastPolicy(
+  db: Executor,
+  userId: string,
+  peerIds: readonly string[],
+): Promise<Set<string>> {
+  if (peerIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('conversations')
+    .select(['influencer_id', 'starter_id'])
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          eb('starter_id', '=', userId),
+          eb('influencer_id', 'in', peerIds),
+          eb('accepted_at', 'is not', null),
+        ]),
+        eb.and([eb('influencer_id', '=', userId), eb('starter_id', 'in', peerIds)]),
+      ]),
+    )
+    .execute();
+  return new Set(
+    rows.map((row) => (row.starter_id === userId ? row.influencer_id : row.starter_id) as string),
+  );
+}
+
+/**
+ * A page of `userId`'s conversations, latest activity first: those with messages, and those
+ * without that `userId` started. With `unreadOnly`, those with a message `userId` has not read.
+ */
+export async function pageOfConversations(
+  db: Executor,
+  userId: string,
+  query: { unreadOnly: boolean; after: Keyset | undefined; limit: number },
+): Promise<MemberConversationRow[]> {
+  return db
+    .selectFrom('conversation_members as m')
+    .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
+    .selectAll('c')
+    .select(['m.user_id as member_id', 'm.last_read_seq'])
+    .where('m.user_id', '=', userId)
+    .where((eb) => eb.or([eb('c.last_seq', '>', 0), eb('c.starter_id', '=', userId)]))
+    .$if(query.unreadOnly, (qb) => qb.where('c.id', 'in', conversationsWithUnread(db, userId)))
+    .$if(query.after !== undefined, (qb) =>
+      qb.where(keysetAfter('c.activity_at', 'c.id', 'desc', query.after as Keyset)),
+    )
+    .orderBy('c.activity_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(query.limit)
+    .execute();
+}

@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import { Errors } from '../errors.js';
+
+export const TEXT_MAX_CODE_POINTS = 2000;
+
+// A control character (C0, DEL, C1) other than \n and \t.
+const FORBIDDEN_CONTROL = /[^\P{Cc}\n\t]/u;
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function invalid(message: string): never {
+  throw Errors.validationFailed([{ field: 'text', message }]);
+}
+
+/**
+ * A message text as API.md's Values give it: NFC, 1–2000 code points, at least one character that
+ * is not white space, no control characters but line feed and tab. Answers the NFC form.
+ */
+export function parseMessageText(raw: string): string {
+  // A lone surrogate would be stored as U+FFFD: another text than the one answered.
+  if (LONE_SURROGATE.test(raw)) invalid('must be valid Unicode text');
+  const text = raw.normalize('NFC');
+  if ([...text].length > TEXT_MAX_CODE_POINTS)
+    invalid(`must be at most ${TEXT_MAX_CODE_POINTS} characters`);
+  if (!/\S/u.test(text)) invalid('must contain a character other than white space');
+  if (FORBIDDEN_CONTROL.test(text)) invalid('must not contain control characters but \\n and \\t');
+  return text;
+}
+
+/** What a replay is compared with: the text first sent with a key survives edits and deletion. */
+export function textDigest(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}

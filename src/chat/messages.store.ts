@@ -1,0 +1,151 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { ChatMessagesTable, Database } from '../db/tables.js';
+
+type Executor = Kysely<Database>;
+export type MessageRow = Selectable<ChatMessagesTable>;
+
+export async function insertMessage(db: Executor, row: MessageRow): Promise<void> {
+  await db.insertInto('chat_messages').values(row).execute();
+}
+
+export async function findMessage(db: Executor, id: string): Promise<MessageRow | undefined> {
+  return db.selectFrom('chat_messages').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The message a sender stored under a `client_message_id`, in any conversation. */
+export async function findMessageByClientKey(
+  db: Executor,
+  senderId: string,
+  clientMessageId: string,
+): Promise<MessageRow | undefined> {
+  return db
+    .selectFrom('chat_messages')
+    .selectAll()
+    .where('sender_id', '=', senderId)
+    .where('client_message_id', '=', clientMessageId)
+    .executeTakeFirst();
+}
+
+/** The messages of `seqs` in one conversation (e.g. the last message of several). */
+export async function findMessagesBySeq(
+  db: Executor,
+  keys: readonly { conversationId: string; seq: number }[],
+): Promise<MessageRow[]> {
+  if (keys.length === 0) return [];
+  return db
+    .selectFrom('chat_messages')
+    .selectAll()
+    .where((eb) =>
+      eb.or(
+        keys.map((key) =>
+          eb.and([eb('conversation_id', '=', key.conversationId), eb('seq', '=', key.seq)]),
+        ),
+      ),
+    )
+    .execute();
+}
+
+/**
+ * Up to `limit` messages of a conversation whose `column` lies beyond `bound` (`<` below it,
+ * `>` above it), nearest first: one range scan of the (conversation_id, column) index.
+ */
+function messagesBeyond(
+  db: Executor,
+  conversationId: string,
+  column: 'seq' | 'version',
+  beyond: '<' | '>',
+  bound: number,
+  limit: number,
+): Promise<MessageRow[]> {
+  return db
+    .selectFrom('chat_messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where(column, beyond, bound)
+    .orderBy(column, beyond === '<' ? 'desc' : 'asc')
+    .limit(limit)
+    .execute();
+}
+
+/** Up to `limit` messages with seq below `before`, newest first. */
+export const messagesBefore = (
+  db: Executor,
+  conversationId: string,
+  before: number,
+  limit: number,
+) => messagesBeyond(db, conversationId, 'seq', '<', before, limit);
+
+/** Up to `limit` messages with seq above `after`, oldest first. */
+export const messagesAfter = (db: Executor, conversationId: string, after: number, limit: number) =>
+  messagesBeyond(db, conversationId, 'seq', '>', after, limit);
+
+/** Up to `limit` messages whose latest change came after `sinceVersion`, in version order. */
+export const messagesChangedSince = (
+  db: Executor,
+  conversationId: string,
+  sinceVersion: number,
+  limit: number,
+) => messagesBeyond(db, conversationId, 'version', '>', sinceVersion, limit);
+
+/** Replaces the text of a message that is not deleted; undefined if it is (or is gone). */
+export async function updateMessageText(
+  db: Executor,
+  id: string,
+  change: { text: string; version: number; now: number },
+): Promise<MessageRow | undefined> {
+  return db
+    .updateTable('chat_messages')
+    .set({ text: change.text, version: change.version, edited_at: change.now })
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Turns a message into a tombstone unless it already is one; undefined then. */
+export async function tombstoneMessage(
+  db: Executor,
+  id: string,
+  change: { version: number; now: number },
+): Promise<MessageRow | undefined> {
+  return db
+    .updateTable('chat_messages')
+    .set({ text: null, version: change.version, deleted_at: change.now })
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Every message an account sent, by conversation and seq (what its deletion tombstones). */
+export async function messagesSentBy(
+  db: Executor,
+  senderId: string,
+): Promise<{ id: string; conversation_id: string }[]> {
+  return db
+    .selectFrom('chat_messages')
+    .select(['id', 'conversation_id'])
+    .where('sender_id', '=', senderId)
+    .orderBy('conversation_id')
+    .orderBy('seq')
+    .execute();
+}
+
+/** The tombstone of a deleted account's message: no text, no sender. */
+export async function tombstoneForDeletedSender(
+  db: Executor,
+  id: string,
+  change: { version: number; now: number },
+): Promise<MessageRow> {
+  return db
+    .updateTable('chat_messages')
+    .set((eb) => ({
+      text: null,
+      sender_id: null,
+      version: change.version,
+      deleted_at: eb.fn.coalesce('deleted_at', eb.val(change.now)),
+    }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}

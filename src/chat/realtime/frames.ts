@@ -1,0 +1,44 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import type { RawData } from 'ws';
+
+/** The chat socket's frames (API.md, "Real time"): JSON text, one object per frame. */
+
+/** A frame larger than this closes the socket with 1009 (ws enforces it as `maxPayload`). */
+export const MAX_FRAME_BYTES = 16 * 1024;
+
+const AuthFrame = Type.Object({
+  type: Type.Literal('auth'),
+  access_token: Type.String({ minLength: 1 }),
+});
+const TypingFrame = Type.Object({
+  type: Type.Literal('typing'),
+  conversation_id: Type.String({ minLength: 1, maxLength: 64 }),
+});
+const PingFrame = Type.Object({ type: Type.Literal('ping') });
+
+const ClientFrame = Type.Union([AuthFrame, TypingFrame, PingFrame]);
+export type ClientFrame = Static<typeof ClientFrame>;
+const clientFrame = TypeCompiler.Compile(ClientFrame);
+
+/**
+ * A frame from the client, or undefined for anything else: binary, not JSON, or an unknown or
+ * malformed frame, which the socket ignores (API.md). Unknown fields are ignored too.
+ */
+export function parseClientFrame(data: RawData, isBinary: boolean): ClientFrame | undefined {
+  if (isBinary) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(String(data));
+  } catch {
+    return undefined;
+  }
+  return clientFrame.Check(value) ? value : undefined;
+}
+
+export const pongFrame = JSON.stringify({ type: 'pong' });
+export const resyncFrame = JSON.stringify({ type: 'resync_required' });
+
+export function readyFrame(userId: string, sessionId: string): string {
+  return JSON.stringify({ type: 'ready', user_id: userId, session_id: sessionId });
+}

@@ -1,0 +1,174 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { WebSocket } from 'ws';
+import { verifyAccessToken, type Caller } from '../../accounts/caller.js';
+import type { ServiceContext } from '../../context.js';
+import { isDatabaseUnavailable } from '../../db/outage.js';
+import { ApiError } from '../../errors.js';
+import type { OutageLog } from '../../outage-log.js';
+import type { RealtimeMetrics } from '../../operations/realtime-metrics.js';
+import { ChatSocket } from './chat-socket.js';
+import { Closures, type Closure } from './close-codes.js';
+import { socketDelivery } from './delivery.js';
+import { parseClientFrame, pongFrame, readyFrame, type ClientFrame } from './frames.js';
+import { HEARTBEAT_INTERVAL_MS, startSocketClocks } from './heartbeat.js';
+import { resyncSockets } from './resync.js';
+import { relayTyping } from './typing.js';
+import { SocketRegistry } from './sockets.js';
+
+class Refusal {
+  constructor(readonly closure: Closure) {}
+}
+
+/** API.md: a socket without authentication after this long is closed with 4408. */
+export const AUTH_WINDOW_MS = 5_000;
+/** Shutdown: how long clients get to answer the 1001 close before their sockets are cut. */
+const SHUTDOWN_CLOSE_WAIT_MS = 2_000;
+
+export interface GatewayOptions {
+  readonly heartbeatIntervalMs?: number;
+}
+
+export interface GatewayDependencies {
+  readonly ctx: ServiceContext;
+  readonly metrics: RealtimeMetrics;
+  readonly log: FastifyBaseLogger;
+  /** Where a token check that met an unavailable database is counted (not one line each). */
+  readonly databaseOutage: OutageLog;
+}
+
+/**
+ * The chat socket's life: authentication (upgrade header or `auth` frame), `ready`, renewal
+ * before `exp`, client frames, and every refusal as a close code. Delivery of events to
+ * authenticated sockets is the registry's and delivery.ts's.
+ */
+export class ChatGateway {
+  private readonly ctx: ServiceContext;
+  private readonly metrics: RealtimeMetrics;
+  private readonly registry: SocketRegistry;
+  private readonly stopClocks: () => void;
+  private readonly stopResync: () => void;
+  private closing = false;
+
+  constructor(
+    private readonly deps: GatewayDependencies,
+    options: GatewayOptions = {},
+  ) {
+    const { ctx, metrics, log } = deps;
+    this.ctx = ctx;
+    this.metrics = metrics;
+    this.registry = new SocketRegistry(ctx.events, socketDelivery(metrics, ctx.clock));
+    this.stopClocks = startSocketClocks(
+      () => this.registry.sockets(),
+      ctx.clock,
+      options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
+    );
+    this.stopResync = ctx.events.onResync(() => resyncSockets(this.registry.sockets(), ctx, log));
+  }
+
+  /** A freshly upgraded socket, with the upgrade's bearer token if it carried one. */
+  accept(ws: WebSocket, headerToken: string | undefined): void {
+    const socket = new ChatSocket(ws, this.ctx.clock() + AUTH_WINDOW_MS);
+    this.registry.add(socket);
+    this.metrics.socketOpened();
+    ws.on('close', () => this.closed(socket));
+    ws.on('message', (data, isBinary) => {
+      const frame = parseClientFrame(data, isBinary);
+      if (frame !== undefined) this.receive(socket, frame);
+    });
+    if (this.closing) return socket.close(Closures.shutdown);
+    if (headerToken !== undefined) void this.authenticate(socket, headerToken);
+  }
+
+  /** Fastify's preClose: every socket gets 1001; those that do not answer are cut. */
+  async shutdown(): Promise<void> {
+    this.closing = true;
+    this.stopClocks();
+    this.stopResync();
+    for (const socket of this.registry.sockets()) socket.close(Closures.shutdown);
+    const deadline = Date.now() + SHUTDOWN_CLOSE_WAIT_MS;
+    while (this.registry.size > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (const socket of this.registry.sockets()) socket.ws.terminate();
+  }
+
+  private receive(socket: ChatSocket, frame: ClientFrame): void {
+    if (frame.type === 'auth') {
+      if (!socket.verifying) void this.authenticate(socket, frame.access_token);
+      return;
+    }
+    if (!socket.ready) return; // nothing but `auth` counts before `ready`
+    if (frame.type === 'ping') socket.send(pongFrame);
+    else if (frame.type === 'typing') this.typing(socket, frame.conversation_id);
+  }
+
+  /** One typing frame at a time per socket: a flood waits for nothing and costs no queries. */
+  private typing(socket: ChatSocket, conversationId: string): void {
+    if (socket.userId === undefined) return;
+    if (socket.relayingTyping) return this.metrics.typing('busy');
+    socket.relayingTyping = true;
+    relayTyping(this.ctx, socket.userId, conversationId)
+      .then((outcome) => this.metrics.typing(outcome))
+      .catch((error: unknown) => this.deps.log.warn({ err: error }, 'chat socket: typing failed'))
+      .finally(() => {
+        socket.relayingTyping = false;
+      });
+  }
+
+  /** First authentication, or renewal of an authenticated socket with a fresh token. */
+  private async authenticate(socket: ChatSocket, token: string): Promise<void> {
+    socket.verifying = true;
+    // The window stays open while the token is checked, but not forever.
+    if (!socket.ready) socket.deadline = this.ctx.clock() + AUTH_WINDOW_MS;
+    try {
+      const verdict = await this.verify(token);
+      if (!socket.isOpen) return;
+      if (socket.ready) return this.renew(socket, verdict);
+      if (verdict instanceof Refusal) return socket.close(verdict.closure);
+      await this.admit(socket, verdict, token);
+    } finally {
+      socket.verifying = false;
+    }
+  }
+
+  private renew(socket: ChatSocket, verdict: Caller | Refusal): void {
+    // The database could not answer: the token in use stays valid until its own expiry.
+    if (verdict instanceof Refusal) {
+      if (verdict.closure !== Closures.unavailable) socket.close(verdict.closure);
+      return;
+    }
+    if (verdict.userId !== socket.userId) return socket.close(Closures.wrongUser);
+    socket.authenticate(verdict.userId, verdict.sessionId, verdict.expiresAt);
+  }
+
+  private async admit(socket: ChatSocket, caller: Caller, token: string): Promise<void> {
+    socket.authenticate(caller.userId, caller.sessionId, caller.expiresAt);
+    if (!(await this.registry.attach(socket))) return socket.close(Closures.tooManySockets);
+    // Subscribed now. A logout that committed while we subscribed was published before we
+    // listened, so look at the session once more; from here on, its end reaches this socket.
+    const again = await this.verify(token);
+    if (!socket.isOpen) return;
+    if (again instanceof Refusal) return socket.close(again.closure);
+    socket.ready = true;
+    socket.send(readyFrame(caller.userId, caller.sessionId));
+  }
+
+  /** The token's caller, or why the socket cannot have one. */
+  private async verify(token: string): Promise<Caller | Refusal> {
+    try {
+      return await verifyAccessToken(this.ctx, token);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401)
+        return new Refusal(Closures.unauthorized);
+      if (isDatabaseUnavailable(error as Error)) this.deps.databaseOutage.failed(error);
+      else this.deps.log.error({ err: error }, 'chat socket: could not verify a token');
+      return new Refusal(Closures.unavailable);
+    }
+  }
+
+  private closed(socket: ChatSocket): void {
+    this.registry.remove(socket);
+    this.metrics.socketClosed(socket.closeReason);
+    this.deps.log.debug({ reason: socket.closeReason }, 'chat socket closed');
+  }
+}

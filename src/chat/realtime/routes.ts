@@ -1,0 +1,60 @@
+import fastifyWebsocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
+import { Errors } from '../../errors.js';
+import { bearerToken } from '../../http/authenticate.js';
+import { MAX_FRAME_BYTES } from './frames.js';
+import type { ChatGateway } from './gateway.js';
+
+/**
+ * Fastify's WebSocket support on the API's own server, for every route (a WebSocket upgrade to
+ * another path is refused rather than left hanging). Call on the root instance before any route.
+ */
+export async function registerWebSockets(
+  app: FastifyInstance,
+  gateway: ChatGateway,
+): Promise<ChatGateway> {
+  await app.register(fastifyWebsocket, {
+    options: {
+      maxPayload: MAX_FRAME_BYTES, // a bigger frame closes the socket with 1009
+      perMessageDeflate: false, // zlib contexts per socket would cost far more than they save
+      clientTracking: false, // the gateway's registry tracks them
+    },
+    // Stop listening first, so a client told 1001 reconnects to another instance, not this one.
+    // Fastify's own close of the server, next, still waits for in-flight requests to finish.
+    preClose: async () => {
+      if (app.server.listening) app.server.close();
+      await gateway.shutdown();
+    },
+    errorHandler(error, socket, request) {
+      // Broken frames and dropped connections are the client's; ws closes those sockets itself.
+      const fromClient = typeof (error as { code?: unknown }).code === 'string';
+      if (fromClient) return request.log.debug({ err: error }, 'chat socket: client error');
+      request.log.error({ err: error }, 'chat socket: handler failed');
+      socket.terminate();
+    },
+  });
+  return gateway;
+}
+
+/** GET /api/chat/ws: the chat socket (API.md, "Real time"). */
+export async function chatSocketRoutes(
+  app: FastifyInstance,
+  { gateway }: { gateway: ChatGateway },
+) {
+  app.route({
+    method: 'GET',
+    url: '/api/chat/ws',
+    // Authentication happens in the socket, with close codes as its refusals.
+    config: { access: 'socket' },
+    // Not an HTTP operation: the socket's contract is API.md's "Real time" and the README.
+    schema: { hide: true },
+    handler: async () => {
+      throw Errors.upgradeRequired();
+    },
+    wsHandler: (socket, request) => {
+      const header = request.headers.authorization;
+      // A header that is not a bearer token is a bad token (4401), not a missing one.
+      gateway.accept(socket, header === undefined ? undefined : (bearerToken(header) ?? ''));
+    },
+  });
+}

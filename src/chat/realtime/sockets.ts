@@ -1,0 +1,81 @@
+import type { Delivery, EventBus } from '../../events/bus.js';
+import type { ChatSocket } from './chat-socket.js';
+import { VersionOrder } from './ordering.js';
+
+/** API.md: at most this many open sockets per user (counted per instance: see the README). */
+export const MAX_SOCKETS_PER_USER = 5;
+
+/** Writes one delivery (an event for one user) to that user's sockets on this instance. */
+export type SocketDelivery = (delivery: Delivery, sockets: ReadonlySet<ChatSocket>) => void;
+
+interface UserSockets {
+  readonly sockets: Set<ChatSocket>;
+  readonly order: VersionOrder;
+  /** Resolves to the unsubscribe function once the user's events reach this instance. */
+  readonly subscription: Promise<() => void>;
+}
+
+/**
+ * The sockets this instance holds, all of them and by user. A user's first socket subscribes this
+ * instance to the user's events (one bus listener per user, whatever their socket count), put back
+ * in version order per conversation (ordering.ts); the last one to close unsubscribes.
+ */
+export class SocketRegistry {
+  private readonly all = new Set<ChatSocket>();
+  private readonly byUser = new Map<string, UserSockets>();
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly deliver: SocketDelivery,
+  ) {}
+
+  get size(): number {
+    return this.all.size;
+  }
+
+  sockets(): IterableIterator<ChatSocket> {
+    return this.all.values();
+  }
+
+  /** A new socket, not authenticated yet. */
+  add(socket: ChatSocket): void {
+    this.all.add(socket);
+  }
+
+  /**
+   * Counts an authenticated socket among its user's; answers false for one over the limit (or
+   * not authenticated). Resolves once events published from now on reach the user's sockets here.
+   */
+  async attach(socket: ChatSocket): Promise<boolean> {
+    const { userId } = socket;
+    if (userId === undefined) return false;
+    let user = this.byUser.get(userId);
+    if (user === undefined) {
+      const sockets = new Set<ChatSocket>();
+      const order = new VersionOrder((delivery) => this.deliver(delivery, sockets));
+      const subscription = this.bus.subscribe(userId, (delivery) => order.accept(delivery));
+      user = { sockets, order, subscription };
+      this.byUser.set(userId, user);
+    }
+    if (user.sockets.size >= MAX_SOCKETS_PER_USER) return false;
+    user.sockets.add(socket);
+    await user.subscription;
+    return true;
+  }
+
+  /** A closed socket; its user's last one ends this instance's subscription to the user. */
+  remove(socket: ChatSocket): void {
+    this.all.delete(socket);
+    if (socket.userId === undefined) return;
+    const user = this.byUser.get(socket.userId);
+    if (user === undefined || !user.sockets.delete(socket) || user.sockets.size > 0) return;
+    this.byUser.delete(socket.userId);
+    user.order.dispose();
+    void user.subscription.then((unsubscribe) => unsubscribe());
+  }
+
+  /** The user's sockets on this instance (an empty set when none). */
+  socketsOf(userId: string): ReadonlySet<ChatSocket> {
+    return this.byUser.get(userId)?.sockets ?? new Set();
+  }
+}

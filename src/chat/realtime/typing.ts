@@ -1,0 +1,32 @@
+import { blockRelation, isBlocked } from '../../blocks/service.js';
+import type { ServiceContext } from '../../context.js';
+import { ApiError } from '../../errors.js';
+import type { TypingOutcome } from '../../operations/realtime-metrics.js';
+import { findMembership, peerOf } from '../membership.js';
+
+/**
+ * A member typing in a conversation, relayed to the peer's sockets on every instance as
+ * `{type:"typing", conversation_id, user_id}`, never to the typist's own. Dropped without a word
+ * (a socket frame has no answer to carry a refusal) beyond one per 3 s per user and conversation,
+ * for a non-member, and under a block either way. The limit is counted first, so extras cost no
+ * query.
+ */
+export async function relayTyping(
+  ctx: ServiceContext,
+  userId: string,
+  conversationId: string,
+): Promise<TypingOutcome> {
+  if (!(await ctx.limits.takeTyping(userId, conversationId))) return 'throttled';
+  const membership = await findMembership(ctx.db, userId, conversationId).catch(notFound);
+  if (membership === undefined) return 'refused';
+  const peer = peerOf(membership.conversation);
+  if (peer === null || isBlocked(await blockRelation(ctx.db, userId, peer))) return 'refused';
+  ctx.events.publish([peer], { type: 'typing', conversation_id: conversationId, user_id: userId });
+  return 'relayed';
+}
+
+/** Not a member (the unknown-id 404): nothing to relay. Anything else is a real failure. */
+function notFound(error: unknown): undefined {
+  if (error instanceof ApiError && error.status === 404) return undefined;
+  throw error;
+}

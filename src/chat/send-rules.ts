@@ -1,0 +1,76 @@
+import { blockRelations, NO_BLOCK, type BlockRelation } from '../blocks/service.js';
+import type { ServiceContext } from '../context.js';
+import type { DmPolicy } from '../db/tables.js';
+import { Errors, type ApiError } from '../errors.js';
+import { dmPolicyRefusal } from '../influencer/dm-policy.js';
+import { followedAmong } from '../influencer/follows.store.js';
+import { dmPoliciesOf } from '../influencer/profiles.store.js';
+import type { MemberConversationRow } from './conversations.store.js';
+import { peerOf, type Membership } from './membership.js';
+
+/** What decides whether a member may send in a conversation right now. */
+export interface SendFacts {
+  /** Null once the peer's account is deleted. */
+  readonly peerId: string | null;
+  readonly block: BlockRelation;
+  /**
+   * The influencer's DM policy while it binds this member (the starter, until the influencer's
+   * first message; not once the profile is deleted), else null.
+   */
+  readonly policy: DmPolicy | null;
+  /** Whether the member follows the influencer (asked only when the policy is `followers`). */
+  readonly follows: boolean;
+}
+
+/** Blocks stop both sides: the blocker hears `user_blocked`, the blocked `cannot_message`. */
+export function blockRefusal(block: BlockRelation): ApiError | undefined {
+  if (block.byMe) return Errors.userBlocked();
+  if (block.byThem) return Errors.cannotMessage();
+  return undefined;
+}
+
+/** Why a send would be refused (a deleted peer, blocks, then DM policy), or undefined. */
+export function sendRefusal(facts: SendFacts): ApiError | undefined {
+  if (facts.peerId === null) return Errors.cannotMessage();
+  const blocked = blockRefusal(facts.block);
+  if (blocked !== undefined) return blocked;
+  return facts.policy === null ? undefined : dmPolicyRefusal(facts.policy, facts.follows);
+}
+
+const policyBinds = (row: MemberConversationRow) =>
+  row.accepted_at === null && row.starter_id === row.member_id && row.influencer_id !== null;
+
+/** The send facts of several conversations of one member, by conversation id (four queries). */
+export async function sendFacts(
+  ctx: ServiceContext,
+  userId: string,
+  rows: readonly MemberConversationRow[],
+): Promise<Map<string, SendFacts>> {
+  const peers = rows.map((row) => peerOf(row)).filter((id): id is string => id !== null);
+  const bound = rows.filter(policyBinds).map((row) => row.influencer_id as string);
+  const [blocks, policies, follows] = await Promise.all([
+    blockRelations(ctx.db, userId, peers),
+    dmPoliciesOf(ctx.db, bound),
+    followedAmong(ctx.db, userId, bound),
+  ]);
+  return new Map(
+    rows.map((row) => {
+      const peerId = peerOf(row);
+      const policy = policyBinds(row) ? (policies.get(row.influencer_id as string) ?? null) : null;
+      const facts: SendFacts = {
+        peerId,
+        block: (peerId !== null && blocks.get(peerId)) || NO_BLOCK,
+        policy,
+        follows: row.influencer_id !== null && follows.has(row.influencer_id),
+      };
+      return [row.id, facts];
+    }),
+  );
+}
+
+export async function sendFactsOf(ctx: ServiceContext, membership: Membership): Promise<SendFacts> {
+  const { userId, conversation } = membership;
+  const facts = (await sendFacts(ctx, userId, [conversation])).get(conversation.id);
+  if (facts === undefined) throw new Error('no send facts for the conversation');
+  return facts;
+}

@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import type { ServiceContext } from '../context.js';
+import { ApiError, Errors } from '../errors.js';
+import { publishMessageEvent } from './events.js';
+import type { Membership } from './membership.js';
+import { parseMessageText, textDigest } from './message-text.js';
+import { findMessageByClientKey, type MessageRow } from './messages.store.js';
+import { storeSentMessage, type UnnumberedMessage } from './send.store.js';
+import { sendFactsOf, sendRefusal } from './send-rules.js';
+import { chatMessageView, type ChatMessage } from './views.js';
+
+export interface SendInput {
+  readonly client_message_id: string;
+  readonly text: string;
+}
+
+export interface SendResult {
+  readonly message: ChatMessage;
+  /** The key was used before with the same conversation and text: nothing new was stored. */
+  readonly replayed: boolean;
+}
+
+/**
+ * Sends a message, exactly once per `client_message_id`. Checks run in API.md's order (the
+ * membership already proved): the text, a replay, blocks and DM policy, the rate limits; then the
+ * message is numbered and stored and the sender's side marked read, atomically, and the event goes
+ * out after that commits. The database's unique index on (sender, key) is what makes a send
+ * happen once: a concurrent duplicate fails on it and answers as the replay it is.
+ */
+export async function sendMessage(
+  ctx: ServiceContext,
+  membership: Membership,
+  input: SendInput,
+): Promise<SendResult> {
+  const text = parseMessageText(input.text);
+  const digest = textDigest(text);
+  const replay = await findReplay(ctx, membership, input.client_message_id, digest);
+  if (replay !== undefined) return replay;
+  const refusal = sendRefusal(await sendFactsOf(ctx, membership));
+  if (refusal !== undefined) throw refusal;
+  const { userId, conversation } = membership;
+  const message: UnnumberedMessage = {
+    id: randomUUID(),
+    conversation_id: conversation.id,
+    sender_id: userId,
+    client_message_id: input.client_message_id,
+    text_digest: digest,
+    text,
+    created_at: ctx.clock(),
+    edited_at: null,
+    deleted_at: null,
+  };
+  const claim = await ctx.limits.claimChatKey(userId, input.client_message_id);
+  let stored: MessageRow;
+  try {
+    stored = claim.first ? await storeCounted(ctx, message) : await storeIfNew(ctx, message);
+  } catch (error) {
+    await claim.release();
+    if (error instanceof ApiError) throw error; // a limit: the key was free, so no replay
+    // A concurrent send with the same key won the unique index: this one is its replay (or a
+    // reuse of the key); the failed write took its seq and version back.
+    const raced = await findReplay(ctx, membership, input.client_message_id, digest);
+    if (raced !== undefined) return raced;
+    throw error;
+  }
+  publishMessageEvent(ctx, 'message.created', conversation, stored);
+  return { message: chatMessageView(stored, userId), replayed: false };
+}
+
+/**
+ * The usual case, the first send of its key: count it, then write in one statement (on
+ * PostgreSQL), so the conversation's row is locked for no round trip at all.
+ */
+async function storeCounted(ctx: ServiceContext, message: UnnumberedMessage) {
+  const takeBack = await ctx.limits.takeChatSend(message.sender_id, message.conversation_id);
+  try {
+    return await storeSentMessage(ctx.db, message);
+  } catch (error) {
+    await takeBack();
+    throw error;
+  }
+}
+
+/**
+ * Another send of this key started within the minute: most likely this is its duplicate, and it
+ * must not spend a slot of the limits that the first one holds. The write comes first: the unique
+ * index stops a duplicate there (waiting for the first to commit); only a send that gets past it
+ * counts, before its transaction commits.
+ */
+async function storeIfNew(ctx: ServiceContext, message: UnnumberedMessage) {
+  let takeBack: (() => Promise<void>) | undefined;
+  try {
+    return await ctx.db.transaction().execute(async (trx) => {
+      const row = await storeSentMessage(trx, message);
+      takeBack = await ctx.limits.takeChatSend(message.sender_id, message.conversation_id);
+      return row;
+    });
+  } catch (error) {
+    await takeBack?.();
+    throw error;
+  }
+}
+
+/**
+ * The stored message if this sender already used the key with the same conversation and text;
+ * `422 idempotency_key_reused` if with another; undefined if never.
+ */
+async function findReplay(
+  ctx: ServiceContext,
+  { userId, conversation }: Membership,
+  clientMessageId: string,
+  digest: string,
+): Promise<SendResult | undefined> {
+  const stored = await findMessageByClientKey(ctx.db, userId, clientMessageId);
+  if (stored === undefined) return undefined;
+  if (stored.conversation_id !== conversation.id || stored.text_digest !== digest)
+    throw Errors.idempotencyKeyReused();
+  return { message: chatMessageView(stored, userId), replayed: true };
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import type { Caller } from '../accounts/caller.js';
+import { blockRelation } from '../blocks/service.js';
+import type { ServiceContext } from '../context.js';
+import { isForeignKeyViolation } from '../db/dialect.js';
+import { isRowId } from '../db/ids.js';
+import { Errors } from '../errors.js';
+import { followedAmong } from '../influencer/follows.store.js';
+import { findProfile } from '../influencer/profiles.store.js';
+import type { ConversationView } from './conversation-views.js';
+import { getConversation } from './conversations.js';
+import { findConversationByPair, insertConversation, pairKey } from './conversations.store.js';
+import { findMembership } from './membership.js';
+import { sendRefusal } from './send-rules.js';
+
+export interface Started {
+  readonly conversation: ConversationView;
+  /** False when the pair already had a conversation (whoever started it). */
+  readonly created: boolean;
+}
+
+/**
+ * The caller's conversation with an influencer: the existing one of the pair if there is one
+ * (even if the profile was deleted since), else a new one, if blocks, the influencer's DM policy
+ * and the caller's hourly budget allow. The pair's unique key makes concurrent starts create one.
+ */
+export async function startConversation(
+  ctx: ServiceContext,
+  caller: Caller,
+  influencerId: string,
+): Promise<Started> {
+  const { userId } = caller;
+  if (influencerId === userId) throw Errors.cannotMessageSelf();
+  if (!isRowId(influencerId)) throw Errors.notFound();
+  const existing = await findConversationByPair(ctx.db, userId, influencerId);
+  if (existing !== undefined) return viewOf(ctx, userId, existing.id, false);
+  const profile = await findProfile(ctx.db, influencerId);
+  if (profile === undefined) throw Errors.notFound();
+  const refusal = sendRefusal({
+    peerId: influencerId,
+    block: await blockRelation(ctx.db, userId, influencerId),
+    policy: profile.dm_policy,
+    follows: (await followedAmong(ctx.db, userId, [influencerId])).has(influencerId),
+  });
+  if (refusal !== undefined) throw refusal;
+
+  const takeBack = await ctx.limits.takeConversationStart(userId);
+  const id = randomUUID();
+  const now = ctx.clock();
+  try {
+    await ctx.db.transaction().execute((trx) =>
+      insertConversation(trx, {
+        id,
+        influencer_id: influencerId,
+        starter_id: userId,
+        pair_key: pairKey(userId, influencerId),
+        accepted_at: null,
+        last_seq: 0,
+        version: 0,
+        created_at: now,
+        last_message_at: null,
+        activity_at: now,
+      }),
+    );
+  } catch (error) {
+    await takeBack();
+    // Two starts of one pair at once: the unique pair key let one through.
+    const raced = await findConversationByPair(ctx.db, userId, influencerId);
+    if (raced !== undefined) return viewOf(ctx, userId, raced.id, false);
+    if (isForeignKeyViolation(error)) throw Errors.notFound(); // the account went meanwhile
+    throw error;
+  }
+  return viewOf(ctx, userId, id, true);
+}
+
+async function viewOf(ctx: ServiceContext, userId: string, id: string, created: boolean) {
+  const membership = await findMembership(ctx.db, userId, id);
+  return { conversation: await getConversation(ctx, membership), created };
+}

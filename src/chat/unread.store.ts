@@ -1,0 +1,55 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/tables.js';
+
+type Executor = Kysely<Database>;
+
+/**
+ * A member's unread messages: the peer's, not deleted, above the member's read position. Counted
+ * from `last_read_seq` on every read (a range scan of the seq index), never stored, so a count
+ * cannot drift from the messages.
+ */
+function unreadMessages(db: Executor, userId: string) {
+  return db
+    .selectFrom('conversation_members as m')
+    .innerJoin('chat_messages as msg', (join) =>
+      join
+        .onRef('msg.conversation_id', '=', 'm.conversation_id')
+        .onRef('msg.seq', '>', 'm.last_read_seq'),
+    )
+    .where('m.user_id', '=', userId)
+    .where('msg.deleted_at', 'is', null)
+    .whereRef('msg.sender_id', '<>', 'm.user_id');
+}
+
+/** The ids of `userId`'s conversations with anything unread, as a subquery. */
+export function conversationsWithUnread(db: Executor, userId: string) {
+  return unreadMessages(db, userId).select('m.conversation_id');
+}
+
+/** Unread counts of `userId` in each of `conversationIds` (absent: none unread). */
+export async function unreadCounts(
+  db: Executor,
+  userId: string,
+  conversationIds: readonly string[],
+): Promise<Map<string, number>> {
+  if (conversationIds.length === 0) return new Map();
+  const rows = await unreadMessages(db, userId)
+    .where('m.conversation_id', 'in', conversationIds)
+    .select((eb) => ['m.conversation_id', eb.fn.countAll().as('unread')])
+    .groupBy('m.conversation_id')
+    .execute();
+  return new Map(rows.map((row) => [row.conversation_id, Number(row.unread)]));
+}
+
+export async function unreadTotals(
+  db: Executor,
+  userId: string,
+): Promise<{ total: number; conversations: number }> {
+  const row = await unreadMessages(db, userId)
+    .select((eb) => [
+      eb.fn.countAll().as('total'),
+      eb.fn.count('msg.conversation_id').distinct().as('conversations'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { total: Number(row.total), conversations: Number(row.conversations) };
+}

@@ -1,0 +1,55 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { KyselyPlugin } from 'kysely';
+import { OutageLog } from '../outage-log.js';
+
+/** Errors that mean the database (or its connection) is away for now, not that the code is wrong. */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'SQLITE_BUSY',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '57P04', // database_dropped
+  '3D000', // invalid_catalog_name: the database does not exist (any more)
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
+
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED/;
+
+/**
+ * Whether an error that reached the error handler says the database is away. Only errors that
+ * carry no HTTP status of their own get here (see http/error-handler.ts): a socket error with a
+ * 4xx status is the client's connection, not the database's.
+ */
+export function isDatabaseUnavailable(error: Error & { code?: unknown }): boolean {
+  if (typeof error.code === 'string' && UNAVAILABLE_CODES.has(error.code)) return true;
+  return UNAVAILABLE_MESSAGES.test(error.message);
+}
+
+export function databaseOutageLog(log: FastifyBaseLogger, clock: () => number): OutageLog {
+  return new OutageLog({
+    dependency: 'database',
+    meanwhile: 'requests that need it answer 503 unavailable until it is back',
+    counted: (count) => `${count} ${count === 1 ? 'request' : 'requests'} refused`,
+    log,
+    clock,
+  });
+}
+
+/** Tells the outage log whenever the database answers a query, so its return is logged. */
+export function reportAnswers(outage: OutageLog): KyselyPlugin {
+  return {
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      outage.answered();
+      return args.result;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import type { BusEvent, EventBus } from './bus.js';
+
+/**
+ * Events about an account's sessions, for whoever holds its chat sockets (on any instance): a
+ * socket of an ended session closes with 4401 at once instead of at its token's expiry. They
+ * travel on the user's own channel like chat events, but are internal: never written to a client.
+ */
+
+/** Sessions that ended: these ones, or every one of the user except `except` (if any). */
+export type EndedSessions =
+  { readonly sessionIds: readonly string[] } | { readonly all: true; readonly except?: string };
+
+export const SESSION_REVOKED = 'session.revoked';
+export const ACCOUNT_DELETED = 'account.deleted';
+
+export interface SessionRevokedEvent extends BusEvent {
+  readonly type: typeof SESSION_REVOKED;
+  readonly session_ids?: readonly string[];
+  readonly all_except?: string | null;
+}
+
+/** Call after the transaction that ended the sessions has committed. */
+export function publishSessionsEnded(bus: EventBus, userId: string, ended: EndedSessions): void {
+  const event: SessionRevokedEvent =
+    'sessionIds' in ended
+      ? { type: SESSION_REVOKED, session_ids: ended.sessionIds }
+      : { type: SESSION_REVOKED, all_except: ended.except ?? null };
+  bus.publish([userId], event);
+}
+
+/** Call after the account's deletion has committed. */
+export function publishAccountDeleted(bus: EventBus, userId: string): void {
+  bus.publish([userId], { type: ACCOUNT_DELETED });
+}
+
+/**
+ * Whether `event` ends the session `sessionId`: an account deletion ends all of them. Answers
+ * undefined for an event that is not about sessions at all.
+ */
+export function endsSession(event: BusEvent, sessionId: string): boolean | undefined {
+  if (event.type === ACCOUNT_DELETED) return true;
+  if (event.type !== SESSION_REVOKED) return undefined;
+  const { session_ids: ids, all_except: except } = event as SessionRevokedEvent;
+  if (Array.isArray(ids)) return ids.includes(sessionId);
+  return except !== sessionId;
+}

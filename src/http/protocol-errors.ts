@@ -1,0 +1,66 @@
+import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { Errors } from '../errors.js';
+import { errorBody } from './error-handler.js';
+
+// Not `import … from 'node:http'`: an ES module import reads every export of node:http, and its
+// lazy `WebSocket` export then loads Node's bundled undici: 16 MiB of resident memory, measured.
+const { STATUS_CODES } = process.getBuiltinModule('node:http');
+
+/** The status a parser error deserves, as Node's own default answers it; anything else is 400. */
+const STATUS_BY_CODE: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431,
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+};
+
+const GONE = new Set(['ECONNRESET', 'HPE_INVALID_EOF_STATE']);
+
+/** Node's socket while it serves a response (private, but what Node's own default checks). */
+interface HttpSocket extends Socket {
+  _httpMessage?: { headersSent?: boolean } | null;
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser rejects (a malformed request line, a
+ * bad HTTP version, headers over the size limit) never reaches a route, so it is answered here, in
+ * the contract's error shape, and the connection closed. Logged at debug only: a client can send
+ * these at will, and the raw bytes (its headers) are never logged.
+ */
+export function answerProtocolError(
+  this: FastifyInstance,
+  error: Error & { code?: string },
+  socket: HttpSocket,
+): void {
+  // A connection reset, closed, or ended by the client mid-request has nobody left to answer.
+  if (socket.destroyed || GONE.has(error.code ?? '')) {
+    socket.destroy();
+    return;
+  }
+  const status = STATUS_BY_CODE[error.code ?? ''] ?? 400;
+  this.log.debug({ reason: error.code, status }, 'unparsable request refused');
+  // Never write into a response already under way on this connection.
+  if (socket.writable && socket._httpMessage?.headersSent !== true) {
+    const body = JSON.stringify(errorBody(Errors.clientError(status)));
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  }
+  socket.destroy();
+}
+
+/**
+ * HTTP/1.1 requires `Host`. Node's own check (`requireHostHeader`) answers an empty 400, so it is
+ * turned off (app.ts) and done here, with the contract's body; HTTP/1.0 may omit the header.
+ */
+export function requireHostHeader(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return;
+    reply.header('connection', 'close');
+    throw Errors.badRequest();
+  });
+}

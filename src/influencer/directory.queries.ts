@@ -1,0 +1,138 @@
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { isPostgres } from '../db/dialect.js';
+import { keysetAfter } from '../db/keyset.js';
+import type { Database } from '../db/tables.js';
+import type { Keyset } from '../http/cursor.js';
+import { PROFILE_COLUMNS } from './profiles.store.js';
+import { containsPattern, ftsPhrase } from './search-text.js';
+
+/**
+ * The directory's SQL (directory.store.ts runs it): one query per way of finding a page. Every
+ * query binds its values in a fixed order, which directory.store.ts repeats to reuse it compiled.
+ */
+
+type Executor = Kysely<Database>;
+
+/** Each sort: the column it orders by (on profiles and on facets alike) and its direction. */
+export const SORT_ORDER = {
+  popular: { column: 'followers_count', direction: 'desc' },
+  newest: { column: 'created_at', direction: 'desc' },
+  name: { column: 'search_name', direction: 'asc' },
+} as const;
+
+export type SortName = keyof typeof SORT_ORDER;
+
+export interface Slice {
+  readonly sort: SortName;
+  readonly after: Keyset | undefined;
+  readonly limit: number;
+  /** A facet the profile must also have (a category, when another facet drives the walk). */
+  readonly alsoFacet?: string | undefined;
+  /** Who is looking: each row then says whether they follow it (`followed`). */
+  readonly viewer?: string | undefined;
+}
+
+/**
+ * A substring query first walks the listing's own index for at most this many rows per row
+ * asked for: when the text is common, that finds the page (in order, without sorting); when it
+ * is rarer, the substring index finds every match and they are sorted, which is then cheap.
+ */
+export const WALK_ROWS_PER_RESULT = 50;
+
+const P_COLUMNS = PROFILE_COLUMNS.map((c) => `p.${c}` as const);
+
+/** Whether `viewer` follows profile `p`: in the page's own query, not one more round trip. */
+function followedBy(viewer: string) {
+  return sql<boolean>`exists (select 1 from follows v where v.follower_id = ${viewer} and v.influencer_id = p.id)`.as(
+    'followed',
+  );
+}
+
+/** A walk down `facet`'s index for the slice's sort, which stops after `limit` rows. */
+export function facetPageQuery(db: Executor, facet: string, slice: Slice) {
+  const { column, direction } = SORT_ORDER[slice.sort];
+  return db
+    .selectFrom('influencer_facets as f')
+    .innerJoin('influencer_profiles as p', 'p.id', 'f.influencer_id')
+    .select(P_COLUMNS)
+    .$if(slice.viewer !== undefined, (q) => q.select(followedBy(slice.viewer as string)))
+    .where('f.facet', '=', facet)
+    .where((eb) => eb.and(sliceConditions('f', 'influencer_id', slice)))
+    .orderBy(`f.${column}`, direction)
+    .orderBy('f.influencer_id', direction)
+    .limit(slice.limit);
+}
+
+/**
+ * The first `WALK_ROWS_PER_RESULT * limit` rows of `facet` in sort order, those containing
+ * `folded`: a complete page if it finds `limit` of them. `slice.alsoFacet` is not applied: the
+ * caller walks the category's own facet.
+ */
+export function walkPageQuery(db: Executor, facet: string, folded: string, slice: Slice) {
+  const { column, direction } = SORT_ORDER[slice.sort];
+  const walk = db
+    .selectFrom('influencer_facets as f')
+    // Only what the facet's sort index carries: the walk never reads the table.
+    .select([...new Set(['f.influencer_id', `f.${column}`, 'f.search_name', 'f.handle'] as const)])
+    .where('f.facet', '=', facet)
+    .where((eb) =>
+      eb.and(sliceConditions('f', 'influencer_id', { ...slice, alsoFacet: undefined })),
+    )
+    .orderBy(`f.${column}`, direction)
+    .orderBy('f.influencer_id', direction)
+    .limit(WALK_ROWS_PER_RESULT * slice.limit);
+  return db
+    .selectFrom(walk.as('w'))
+    .innerJoin('influencer_profiles as p', 'p.id', 'w.influencer_id')
+    .select(P_COLUMNS)
+    .$if(slice.viewer !== undefined, (q) => q.select(followedBy(slice.viewer as string)))
+    .where(containsLiterally(db, 'w', folded))
+    .orderBy(`w.${column}`, direction)
+    .orderBy('w.influencer_id', direction)
+    .limit(slice.limit);
+}
+
+/** Every profile containing `folded`, through the substring index, sorted: grows with the matches. */
+export function substringPageQuery(db: Executor, folded: string, slice: Slice) {
+  const { column, direction } = SORT_ORDER[slice.sort];
+  return db
+    .selectFrom('influencer_profiles as p')
+    .select(P_COLUMNS)
+    .$if(slice.viewer !== undefined, (q) => q.select(followedBy(slice.viewer as string)))
+    .where((eb) => eb.and([matchesIndexed(db, folded), ...sliceConditions('p', 'id', slice)]))
+    .orderBy(`p.${column}`, direction)
+    .orderBy('p.id', direction)
+    .limit(slice.limit);
+}
+
+/** The slice's "also in this facet" and "after this row" conditions, on table `alias`. */
+function sliceConditions(alias: 'f' | 'p', idColumn: string, slice: Slice): Expression<SqlBool>[] {
+  const { column, direction } = SORT_ORDER[slice.sort];
+  const id = `${alias}.${idColumn}`;
+  const conditions: Expression<SqlBool>[] = [];
+  if (slice.alsoFacet !== undefined) conditions.push(hasFacet(sql.ref(id), slice.alsoFacet));
+  if (slice.after !== undefined)
+    conditions.push(keysetAfter(`${alias}.${column}`, id, direction, slice.after));
+  return conditions;
+}
+
+function hasFacet(influencerId: Expression<unknown>, facet: string): Expression<SqlBool> {
+  return sql<SqlBool>`exists (select 1 from influencer_facets c where c.influencer_id = ${influencerId} and c.facet = ${facet})`;
+}
+
+/** `folded` within the handle or search name of `alias`'s row, compared as plain text. */
+function containsLiterally(db: Executor, alias: string, folded: string): Expression<SqlBool> {
+  const position = sql.raw(isPostgres(db) ? 'strpos' : 'instr');
+  const handle = sql.ref(`${alias}.handle`);
+  const name = sql.ref(`${alias}.search_name`);
+  return sql<SqlBool>`(${position}(${name}, ${folded}) > 0 or ${position}(${handle}, ${folded}) > 0)`;
+}
+
+/** `folded` within the handle or search name of profile `p`, in a form the substring index serves. */
+function matchesIndexed(db: Executor, folded: string): Expression<SqlBool> {
+  if (isPostgres(db)) {
+    const pattern = containsPattern(folded);
+    return sql<SqlBool>`(p.handle like ${pattern} escape '\\' or p.search_name like ${pattern} escape '\\')`;
+  }
+  return sql<SqlBool>`p.doc_id in (select rowid from influencer_search where influencer_search match ${ftsPhrase(folded)})`;
+}

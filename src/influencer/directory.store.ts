@@ -1,0 +1,117 @@
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../db/dialect.js';
+import { reusableQuery, reusableShapedQuery } from '../db/reusable-query.js';
+import type { Database } from '../db/tables.js';
+import {
+  facetPageQuery,
+  substringPageQuery,
+  walkPageQuery,
+  WALK_ROWS_PER_RESULT,
+  type Slice,
+} from './directory.queries.js';
+import { toProfile, type Profile } from './profiles.store.js';
+import { containsPattern, ftsPhrase } from './search-text.js';
+
+type Executor = Kysely<Database>;
+
+/** A profile on a directory page, and whether the slice's viewer follows it. */
+export interface ListedProfile {
+  readonly profile: Profile;
+  readonly followed: boolean;
+}
+
+// Each query compiled once per shape: for a page of 20, Kysely's builder cost as much as the
+// database's own work (README, Benchmarks).
+const facetPages = reusableShapedQuery(facetPageQuery);
+const walkPages = reusableShapedQuery(walkPageQuery);
+const substringPages = reusableShapedQuery(substringPageQuery);
+
+/**
+ * One page of the profiles under `facet`, in `slice.sort` order after `slice.after`: a walk down
+ * the facet's index for that sort (influencer_facets_popular/_newest/_name), which stops after
+ * `limit` rows, however many profiles the facet has.
+ */
+export async function pageOfFacet(db: Executor, facet: string, slice: Slice) {
+  const parameters = [...viewerParameter(slice), facet, ...sliceParameters(slice), slice.limit];
+  return listed(await facetPages(db, shapeOf(slice), parameters, facet, slice));
+}
+
+/**
+ * One page of the profiles under `facet` whose handle or folded display name contains `folded`
+ * (3+ code points): a bounded walk of the facet's index first, then, if that did not fill the
+ * page, the substring index (PostgreSQL: pg_trgm GIN; SQLite: FTS5 trigram) and a sort. On
+ * SQLite a rare text goes to the substring index at once.
+ */
+export async function pageOfSubstring(
+  db: Executor,
+  facet: string,
+  folded: string,
+  slice: Slice,
+): Promise<ListedProfile[]> {
+  const viewer = viewerParameter(slice);
+  if (!(await isRare(db, folded, slice.limit))) {
+    const walk = [facet, ...sliceParameters({ ...slice, alsoFacet: undefined })];
+    const bound = WALK_ROWS_PER_RESULT * slice.limit;
+    const parameters = [...viewer, ...walk, bound, folded, folded, slice.limit];
+    const walked = await walkPages(db, shapeOf(slice), parameters, facet, folded, slice);
+    if (walked.length === slice.limit) return listed(walked);
+  }
+  const match = isPostgres(db)
+    ? [containsPattern(folded), containsPattern(folded)]
+    : [ftsPhrase(folded)];
+  const parameters = [...viewer, ...match, ...sliceParameters(slice), slice.limit];
+  return listed(await substringPages(db, shapeOf(slice), parameters, folded, slice));
+}
+
+/** What decides a directory query's SQL text: its sort, and which optional parts it has. */
+function shapeOf({ sort, alsoFacet, after, viewer }: Slice): string {
+  return [sort, alsoFacet !== undefined, after !== undefined, viewer !== undefined].join(':');
+}
+
+/** The viewer, bound first (the `followed` column comes before the FROM clause). */
+const viewerParameter = ({ viewer }: Slice) => (viewer === undefined ? [] : [viewer]);
+
+/** The values of the slice's conditions (the also-facet, then the keyset), in their order. */
+function sliceParameters({ alsoFacet, after }: Slice): unknown[] {
+  return [
+    ...(alsoFacet === undefined ? [] : [alsoFacet]),
+    ...(after === undefined ? [] : [after.value, after.id]),
+  ];
+}
+
+type Row = Parameters<typeof toProfile>[0] & { readonly followed?: boolean | number };
+
+/** SQLite answers `exists` with 0 or 1. */
+const listed = (rows: readonly Row[]): ListedProfile[] =>
+  rows.map(({ followed, ...row }) => ({ profile: toProfile(row), followed: Boolean(followed) }));
+
+/**
+ * Below this many matches per row asked for, in the whole directory, sorting them all costs less
+ * than the bounded walk (WALK_ROWS_PER_RESULT rows per row asked for), which would not fill the
+ * page anyway: a search for one creator's name or handle.
+ */
+export const RARE_MATCHES_PER_RESULT = 5;
+
+const countMatches = reusableQuery((db: Executor, phrase: string, cap: number) =>
+  db
+    .selectFrom(
+      sql<{
+        one: number;
+      }>`(select 1 as one from influencer_search where influencer_search match ${phrase} limit ${cap})`.as(
+        'm',
+      ),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n')),
+);
+
+/**
+ * SQLite: whether so few profiles contain `folded` that the substring index should answer at once,
+ * counted in the FTS5 table up to the threshold only. PostgreSQL's GIN index finds every match at
+ * once, which for a common text costs more than the walk: there the walk always goes first.
+ */
+async function isRare(db: Executor, folded: string, limit: number): Promise<boolean> {
+  if (isPostgres(db)) return false;
+  const threshold = RARE_MATCHES_PER_RESULT * limit;
+  const [row] = await countMatches(db, ftsPhrase(folded), threshold);
+  return Number(row?.n ?? 0) < threshold;
+}

@@ -1,0 +1,90 @@
+import type { Caller } from '../accounts/caller.js';
+import type { ServiceContext } from '../context.js';
+import { Errors } from '../errors.js';
+import { splitPage, type Keyset, type Page } from '../http/cursor.js';
+import type { Category } from './categories.js';
+import { SORT_ORDER, type SortName } from './directory.queries.js';
+import { pageOfFacet, pageOfSubstring, type ListedProfile } from './directory.store.js';
+import {
+  categoryFacet,
+  EVERYONE_FACET,
+  foldSearchText,
+  PREFIX_QUERY_MAX,
+  prefixFacet,
+} from './search-text.js';
+import { influencerViews } from './viewer.js';
+
+export interface DirectoryQuery {
+  readonly q?: string | undefined;
+  readonly category?: Category | undefined;
+  readonly sort: SortName;
+  readonly page: Page;
+}
+
+export const QUERY_MAX = 100;
+
+/**
+ * The directory (API.md, "Directory rules"): no query walks the category's (or everyone's)
+ * index in sort order; a query of 1–2 characters walks the index of that word-start prefix; a
+ * longer one walks the category's (or everyone's) index a bounded distance, then goes through
+ * the substring index. Every page is keyset-paged by (sort key, id).
+ */
+export async function searchDirectory(
+  ctx: ServiceContext,
+  caller: Caller | undefined,
+  query: DirectoryQuery,
+) {
+  const { sort, page, category } = query;
+  const folded = query.q === undefined ? undefined : foldQuery(query.q);
+  const after = checkedKeyset(sort, page.after);
+  // The page's own query also says which rows the caller follows (is_following, can_message).
+  const slice = { sort, after, limit: page.limit + 1, viewer: caller?.userId };
+  const alsoFacet = category === undefined ? undefined : categoryFacet(category);
+  let listed: ListedProfile[];
+  if (folded === undefined) {
+    listed = await pageOfFacet(ctx.db, alsoFacet ?? EVERYONE_FACET, slice);
+  } else if (folded === '') {
+    listed = []; // the query was only accents: it names nothing
+  } else if ([...folded].length <= PREFIX_QUERY_MAX) {
+    listed = await pageOfFacet(ctx.db, prefixFacet(folded), { ...slice, alsoFacet });
+  } else {
+    listed = await pageOfSubstring(ctx.db, alsoFacet ?? EVERYONE_FACET, folded, {
+      ...slice,
+      alsoFacet,
+    });
+  }
+  const { column } = SORT_ORDER[sort];
+  const { rows, next } = splitPage(listed, page.limit, ({ profile }) => ({
+    value: profile[column],
+    id: profile.id,
+  }));
+  return {
+    influencers: await influencerViews(
+      ctx,
+      caller,
+      rows.map((row) => row.profile),
+    ),
+    next,
+  };
+}
+
+/** `q`: 1–100 code points after trimming, no control characters; folded like the stored text. */
+function foldQuery(raw: string): string {
+  const q = raw.trim();
+  const length = [...q].length;
+  if (length === 0 || length > QUERY_MAX)
+    throw Errors.validationFailed([
+      { field: 'q', message: `must be 1–${QUERY_MAX} characters after trimming` },
+    ]);
+  if (/[\p{Cc}\p{Cs}]/u.test(q))
+    throw Errors.validationFailed([{ field: 'q', message: 'must not contain control characters' }]);
+  return foldSearchText(q);
+}
+
+/** A cursor's sort value has the sort's type (it was signed with it; checked all the same). */
+function checkedKeyset(sort: SortName, after: Keyset | undefined): Keyset | undefined {
+  if (after === undefined) return undefined;
+  const expected = sort === 'name' ? 'string' : 'number';
+  if (typeof after.value !== expected) throw Errors.invalidCursor();
+  return after;
+}

@@ -1,0 +1,89 @@
+/**
+ * The directory's search text: computed once, when a profile is written, by these functions for
+ * both databases, and applied to the query the same way, so the databases only ever compare
+ * folded strings byte for byte (no collation, no database-side lower()).
+ */
+
+/** Combining diacritical marks (U+0300–U+036F): the accents of Latin, Greek and Cyrillic letters. */
+const DIACRITICS = /[\u0300-\u036f]/g;
+
+/**
+ * Folds text for matching: compatibility forms unified (NFKC: `ﬁ` → `fi`, full-width → ASCII),
+ * full case folding (`É` → `é`, `ß`/`ẞ`/`SS` → `ss`, final `ς` → `σ`), then accents removed
+ * (`é` → `e`, `Σοφία` → `σοφια`). Lower → upper → lower approximates Unicode full case folding
+ * with what JavaScript has: the upper step expands `ß` to `SS`, the first lower step catches
+ * capitals whose upper case is themselves (`ẞ`). Idempotent: fold(fold(x)) === fold(x).
+ */
+export function foldSearchText(text: string): string {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .toUpperCase()
+    .toLowerCase()
+    .replace(/ς/g, 'σ')
+    .normalize('NFD')
+    .replace(DIACRITICS, '')
+    .normalize('NFC');
+}
+
+/** Queries of at most this many code points (folded) match word starts; longer ones, anywhere. */
+export const PREFIX_QUERY_MAX = 2;
+
+const words = new Intl.Segmenter('und', { granularity: 'word' });
+
+/** Where the words of `folded` start: Unicode word boundaries (UAX #29, dictionary-based for CJK). */
+function wordStarts(folded: string): number[] {
+  const starts = [0];
+  for (const segment of words.segment(folded)) {
+    if (segment.isWordLike && segment.index > 0) starts.push(segment.index);
+  }
+  return starts;
+}
+
+/** The 1- and 2-code-point prefixes of `text` (fewer when it is shorter). */
+function shortPrefixes(text: string): string[] {
+  const points = Array.from(text.slice(0, 4)); // 2 code points take at most 4 UTF-16 units
+  return points.slice(0, PREFIX_QUERY_MAX).map((_, i) => points.slice(0, i + 1).join(''));
+}
+
+/**
+ * Every short query that finds this profile: the 1- and 2-character prefixes of the handle, of
+ * the display name and of each word of the display name, folded. Stored one row each, they turn
+ * a short query into an index lookup.
+ */
+export function prefixTokens(handle: string, searchName: string): string[] {
+  const tokens = new Set(shortPrefixes(handle));
+  for (const start of wordStarts(searchName)) {
+    for (const token of shortPrefixes(searchName.slice(start))) tokens.add(token);
+  }
+  // A query is trimmed, so a token ending in a space could never be asked for.
+  return [...tokens].filter((token) => !/\s$/u.test(token));
+}
+
+/** `text` as a LIKE pattern matching itself anywhere: `%`, `_` and `\` are literal (ESCAPE '\'). */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** `text` as an FTS5 phrase: matched literally, wherever it occurs (trigram tokenizer). */
+export function ftsPhrase(text: string): string {
+  return `"${text.replace(/"/g, '""')}"`;
+}
+
+/** The facet of every profile: the whole directory. */
+export const EVERYONE_FACET = '*';
+export const categoryFacet = (category: string) => `c:${category}`;
+export const prefixFacet = (token: string) => `p:${token}`;
+
+/** The directory facets a profile belongs to (one index row each: see the 003 migration). */
+export function facetsOf(profile: {
+  readonly handle: string;
+  readonly search_name: string;
+  readonly categories: readonly string[];
+}): string[] {
+  return [
+    EVERYONE_FACET,
+    ...profile.categories.map(categoryFacet),
+    ...prefixTokens(profile.handle, profile.search_name).map(prefixFacet),
+  ];
+}

@@ -1,0 +1,93 @@
+import type { FieldProblem } from '../errors.js';
+import { Errors } from '../errors.js';
+
+/**
+ * The value rules of an influencer profile (API.md) that a JSON schema cannot state: trimming,
+ * NFC, counting code points, URL parsing. The schemas have already checked types and outer sizes.
+ */
+
+/** Paths under /api/influencers/ that a handle would shadow. */
+const RESERVED_HANDLES = new Set(['me', 'following', 'categories']);
+
+export const DISPLAY_NAME_MAX = 50;
+export const BIO_MAX = 500;
+export const LABEL_MAX = 30;
+export const URL_MAX = 2048;
+
+const CONTROL = /\p{Cc}/u;
+/** Half of a surrogate pair on its own: JSON can carry it, UTF-8 cannot store it. */
+const LONE_SURROGATE = /\p{Cs}/u;
+/** In a bio, line breaks and tabs are text; other control characters are not. */
+const CONTROL_BUT_LINES = /[^\P{Cc}\n\r\t]/u;
+
+function invalid(field: string, message: string): never {
+  const problem: FieldProblem = { field, message };
+  throw Errors.validationFailed([problem]);
+}
+
+const codePoints = (text: string) => [...text].length;
+
+/** Lower-cased, then 3–30 of a–z, 0–9 and _; stored and compared lower-cased. */
+export function parseHandle(raw: string): string {
+  const handle = raw.toLowerCase();
+  // As if taken (API.md), even `me`, which is also too short.
+  if (RESERVED_HANDLES.has(handle)) throw Errors.handleTaken();
+  if (!/^[a-z0-9_]{3,30}$/.test(handle)) invalid('handle', 'must be 3–30 of a–z, 0–9 and _');
+  return handle;
+}
+
+/** Trimmed and NFC-normalised text of 1–`max` code points without control characters. */
+export function parseLabel(raw: string, field: string, max: number): string {
+  if (LONE_SURROGATE.test(raw)) invalid(field, 'must be valid Unicode text');
+  const text = raw.trim().normalize('NFC');
+  if (text.length === 0) invalid(field, 'must not be empty');
+  if (codePoints(text) > max) invalid(field, `must be at most ${max} characters`);
+  if (CONTROL.test(text)) invalid(field, 'must not contain control characters');
+  return text;
+}
+
+export function parseDisplayName(raw: string): string {
+  return parseLabel(raw, 'display_name', DISPLAY_NAME_MAX);
+}
+
+/** Its length (code points) is the schema's to check. */
+export function parseBio(raw: string | null): string | null {
+  if (raw === null) return null;
+  if (LONE_SURROGATE.test(raw)) invalid('bio', 'must be valid Unicode text');
+  if (CONTROL_BUT_LINES.test(raw)) invalid('bio', 'must not contain control characters');
+  return raw;
+}
+
+/** An absolute `https` URL without credentials, as given. */
+export function parseHttpsUrl(raw: string, field: string): string {
+  if (raw.length > URL_MAX) invalid(field, `must be at most ${URL_MAX} characters`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return invalid(field, 'must be an https URL');
+  }
+  // The parser forgives spaces and control characters (it strips or encodes them): we do not.
+  if (url.protocol !== 'https:' || url.hostname === '' || /[\s\p{Cc}]/u.test(raw))
+    invalid(field, 'must be an https URL');
+  if (url.username !== '' || url.password !== '')
+    invalid(field, 'must not contain a user name or password');
+  return raw;
+}
+
+export function parseAvatarUrl(raw: string | null): string | null {
+  return raw === null ? null : parseHttpsUrl(raw, 'avatar_url');
+}
+
+export interface Link {
+  readonly label: string;
+  readonly url: string;
+}
+
+/** Only `label` and `url` are kept from each link. */
+export function parseLinks(raw: readonly Link[]): Link[] {
+  return raw.map((link) => ({
+    label: parseLabel(link.label, 'links', LABEL_MAX),
+    url: parseHttpsUrl(link.url, 'links'),
+  }));
+}

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../../helpers/backends.js';
+import type { Account } from '../../helpers/test-app.js';
+import { RealtimeApp } from './fixture.js';
+import { SocketClient } from './socket-client.js';
+
+// Short for the test, with room for a loaded machine: a socket is cut only after two whole
+// intervals without its pong being read.
+const HEARTBEAT_MS = 250;
+
+describe.each(backends)('chat socket: frames, limits and heartbeat ($name)', (backend) => {
+  let rt: RealtimeApp;
+  let alice: Account;
+
+  beforeAll(async () => {
+    rt = await RealtimeApp.start(backend, {
+      overrides: { realtime: { heartbeatIntervalMs: HEARTBEAT_MS } },
+    });
+    alice = await rt.t.register();
+  });
+  afterAll(() => rt?.close());
+
+  it('answers ping with pong', async () => {
+    const client = await rt.connect(alice);
+    client.send({ type: 'ping' });
+    expect(await client.waitFor('pong')).toEqual([{ type: 'pong' }]);
+    client.close();
+  });
+
+  it('ignores unknown and malformed frames and stays open', async () => {
+    const client = await rt.connect(alice);
+    const junk = [
+      'not json',
+      '[]',
+      '42',
+      'null',
+      '{"type":"dance"}',
+      '{"no_type":true}',
+      '{"type":"auth"}',
+      '{"type":"auth","access_token":7}',
+      '{"type":"typing"}',
+    ];
+    for (const frame of junk) client.send(frame);
+    client.ws.send(Buffer.from('{"type":"ping"}'), { binary: true });
+    await client.roundTrip();
+    expect(client.isOpen).toBe(true);
+    expect(client.frames.map((f) => f.type)).toEqual(['ready', 'pong']);
+    client.close();
+  });
+
+  it('takes a frame of 16 KiB and closes with 1009 on a larger one', async () => {
+    const client = await rt.connect(alice);
+    const frameOf = (bytes: number) => {
+      const head = '{"type":"ping","pad":"';
+      return `${head}${'x'.repeat(bytes - head.length - 2)}"}`;
+    };
+    client.send(frameOf(16 * 1024));
+    await client.waitFor('pong');
+    client.send(frameOf(16 * 1024 + 1));
+    expect((await client.waitClosed()).code).toBe(1009);
+    await expect
+      .poll(() => rt.metric('chat_sockets_closed_total', '{reason="frame_too_big"}'))
+      .toBe(1);
+  });
+
+  it('closes a sixth socket of one user with 4429 and keeps the five; one closed makes room', async () => {
+    const bob = await rt.t.register();
+    const five = await Promise.all(Array.from({ length: 5 }, () => rt.connect(bob)));
+    const sixth = await rt.open({ token: bob.accessToken });
+    expect((await sixth.waitClosed()).code).toBe(4429);
+    expect(sixth.framesOf('ready')).toEqual([]);
+    for (const client of five) await client.roundTrip();
+    five[0]!.close();
+    await five[0]!.waitClosed();
+    const again = await rt.connect(bob);
+    for (const client of [again, ...five.slice(1)]) client.close();
+  });
+
+  it('pings every interval and drops a client that leaves two pings unanswered', async () => {
+    const answering = await rt.connect(alice);
+    const silent = await SocketClient.connect(rt.url, {
+      token: alice.accessToken,
+      autoPong: false,
+    });
+    await silent.waitFor('ready');
+    let pings = 0;
+    silent.ws.on('ping', () => (pings += 1));
+    const closed = await silent.waitClosed(20 * HEARTBEAT_MS);
+    expect(closed.code).toBe(1006); // cut, no closing handshake with a peer that does not answer
+    expect(pings).toBeGreaterThanOrEqual(2);
+    // Well past two intervals, the answering client is still there.
+    await new Promise((resolve) => setTimeout(resolve, 5 * HEARTBEAT_MS));
+    await answering.roundTrip();
+    expect(
+      await rt.metric('chat_sockets_closed_total', '{reason="heartbeat_timeout"}'),
+    ).toBeGreaterThanOrEqual(1);
+    answering.close();
+  });
+
+  it('answers a plain HTTP request to the socket path with 426 JSON', async () => {
+    const response = await rt.t.call('GET', '/api/chat/ws', { token: alice.accessToken });
+    expect(response.statusCode).toBe(426);
+    expect(response.headers.upgrade).toBe('websocket');
+    expect(response.json()).toMatchObject({ error: 'upgrade_required' });
+  });
+
+  it('refuses a WebSocket upgrade to any other path', async () => {
+    await expect(
+      SocketClient.connect(rt.url.replace('/api/chat/ws', '/api/profile')),
+    ).rejects.toThrow(/401/);
+  });
+});
+
+describe.each(backends)('chat socket: shutdown ($name)', (backend) => {
+  it('closes every socket with 1001 after the server stops taking new ones', async () => {
+    const rt = await RealtimeApp.start(backend);
+    const alice = await rt.t.register();
+    const clients = [await rt.connect(alice), await rt.connect(alice)];
+    let reconnect: Promise<string> | undefined;
+    void clients[0]!.closed.then(() => {
+      // The moment the first 1001 arrives, a new socket is refused.
+      reconnect = SocketClient.connect(rt.url, { token: alice.accessToken }).then(
+        () => 'accepted',
+        (error: Error) => error.message,
+      );
+    });
+    await rt.close();
+    for (const client of clients) expect((await client.closed).code).toBe(1001);
+    expect(await reconnect).not.toBe('accepted');
+  });
+});

@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  memoryTokenStore,
+  webStorageTokenStore,
+  type Tokens,
+  type WebStorage,
+} from '../../client/src/index.js';
+import { backends } from '../helpers/backends.js';
+import { STRONG_PASSWORD, uniqueEmail, type TestApp } from '../helpers/test-app.js';
+import { apiErrorOf, clientOn, Device, REFRESH, registered, startService } from './service.js';
+
+/** Past the access token's 15 minutes. */
+const EXPIRED = 15 * 60_000 + 1_000;
+const PROFILE = 'GET /api/profile';
+
+/** localStorage as two tabs of one origin share it. */
+class SharedStorage implements WebStorage {
+  private readonly items = new Map<string, string>();
+  getItem = (key: string) => this.items.get(key) ?? null;
+  setItem = (key: string, value: string) => void this.items.set(key, value);
+  removeItem = (key: string) => void this.items.delete(key);
+}
+
+describe.each(backends)('the client keeps and renews its tokens ($name)', (backend) => {
+  let t: TestApp;
+  let baseUrl: string;
+  beforeAll(async () => ({ t, baseUrl } = await startService(backend)));
+  afterAll(() => t.close());
+
+  /** Two tabs that both read the same tokens before either refreshed (stores not shared). */
+  async function twoTabs(device: Device) {
+    const { client } = await registered(baseUrl);
+    const tokens = (await client.tokens()) as Tokens;
+    const tab = () => clientOn(baseUrl, device, { store: memoryTokenStore(tokens) });
+    return { a: tab(), b: tab(), tokens };
+  }
+
+  it('calls that find the access token expired together share one refresh; each is sent again once', async () => {
+    const device = new Device();
+    const { client, email } = await registered(baseUrl, device);
+    const before = (await client.tokens()) as Tokens;
+    t.clock.advance(EXPIRED); // the service's clock: the client's own still finds the token fresh
+
+    const calls = 8;
+    const answers = await Promise.all(
+      Array.from({ length: calls }, () => client.GET('/api/profile')),
+    );
+    expect(answers.map(({ user }) => user.email)).toEqual(Array(calls).fill(email));
+    expect(device.count(REFRESH)).toBe(1);
+    expect(device.count(PROFILE)).toBe(2 * calls);
+    const after = (await client.tokens()) as Tokens;
+    expect(after.refreshToken).not.toBe(before.refreshToken);
+    expect(after.accessToken).not.toBe(before.accessToken);
+  });
+
+  it('renews the access token before it expires by its own clock, without a refused call', async () => {
+    const device = new Device();
+    let skip = 0;
+    const { client } = await registered(baseUrl, device, { now: () => Date.now() + skip });
+    const before = (await client.tokens()) as Tokens;
+    skip = 15 * 60_000 - 10_000; // 10 s left: inside the 30 s margin
+    await client.GET('/api/profile');
+    expect(device.requests).toEqual(['POST /api/register', REFRESH, PROFILE]);
+    expect(await client.accessToken()).not.toBe(before.accessToken);
+    expect(device.count(REFRESH)).toBe(1);
+  });
+
+  it('signs out once when the session was revoked, and the calls answer 401 unauthorized', async () => {
+    const device = new Device();
+    let signedOut = 0;
+    const { client, email } = await registered(baseUrl, device, { onSignedOut: () => signedOut++ });
+    const other = clientOn(baseUrl);
+    await other.login({ email, password: STRONG_PASSWORD });
+    const { sessions } = await other.GET('/api/sessions');
+    const revoked = sessions.find((session) => !session.current);
+    await other.DELETE('/api/sessions/{id}', { params: { path: { id: revoked?.id ?? '' } } });
+
+    const errors = await Promise.all([1, 2, 3].map(() => apiErrorOf(client.GET('/api/profile'))));
+    for (const error of errors) expect(error).toMatchObject({ status: 401, error: 'unauthorized' });
+    expect(device.count(REFRESH)).toBe(1);
+    expect(signedOut).toBe(1);
+    expect(await client.tokens()).toBeNull();
+    expect((await other.GET('/api/profile')).user.email).toBe(email);
+  });
+
+  it("two tabs refreshing one token at once both get the session's current refresh token (10 s grace)", async () => {
+    const device = new Device();
+    const { a, b, tokens } = await twoTabs(device);
+    t.clock.advance(EXPIRED);
+    await Promise.all([a.GET('/api/profile'), b.GET('/api/profile')]);
+    expect(device.count(REFRESH)).toBe(2);
+    const [afterA, afterB] = [(await a.tokens()) as Tokens, (await b.tokens()) as Tokens];
+    expect(afterA.refreshToken).toBe(afterB.refreshToken);
+    expect(afterA.refreshToken).not.toBe(tokens.refreshToken);
+
+    // The session was not revoked: its current token goes on rotating.
+    t.clock.advance(EXPIRED);
+    await b.GET('/api/profile');
+    expect(device.count(REFRESH)).toBe(3);
+    expect(await b.tokens()).not.toEqual(afterB);
+  });
+
+  it('a tab presenting a rotated refresh token after the grace ends the session: both tabs sign out', async () => {
+    const device = new Device();
+    const { a, b } = await twoTabs(device);
+    t.clock.advance(EXPIRED);
+    await a.GET('/api/profile');
+    t.clock.advance(11_000);
+
+    expect(await apiErrorOf(b.GET('/api/profile'))).toMatchObject({ error: 'unauthorized' });
+    expect(await b.tokens()).toBeNull();
+    expect(await apiErrorOf(a.GET('/api/profile'))).toMatchObject({ error: 'unauthorized' });
+    expect(await a.tokens()).toBeNull();
+    expect(device.count(REFRESH)).toBe(3);
+  });
+
+  it("tabs sharing one Web Storage see each other's sign-in, refresh and sign-out", async () => {
+    const device = new Device();
+    const storage = new SharedStorage();
+    const tab = () => clientOn(baseUrl, device, { store: webStorageTokenStore(storage) });
+    const [a, b] = [tab(), tab()];
+    await a.register({ email: uniqueEmail('tabs'), password: STRONG_PASSWORD });
+    expect(await b.tokens()).toEqual(await a.tokens());
+
+    t.clock.advance(EXPIRED);
+    await a.GET('/api/profile');
+    await b.GET('/api/profile');
+    expect(device.count(REFRESH)).toBe(1);
+    expect(device.count(PROFILE)).toBe(3); // a: refused, then again; b: once, with a's new token
+
+    await b.logout();
+    expect(await a.tokens()).toBeNull();
+  });
+
+  it('keeps the tokens when a refresh fails for another reason, and refreshes on the next call', async () => {
+    const device = new Device();
+    let signedOut = 0;
+    const { client } = await registered(baseUrl, device, { onSignedOut: () => signedOut++ });
+    const before = await client.tokens();
+    t.clock.advance(EXPIRED);
+    device.dropNext(REFRESH);
+    await expect(client.GET('/api/profile')).rejects.toThrow(/network is down/);
+    expect(await client.tokens()).toEqual(before);
+
+    await client.GET('/api/profile');
+    expect(device.count(REFRESH)).toBe(2);
+    expect(signedOut).toBe(0);
+  });
+});

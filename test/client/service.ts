@@ -1,0 +1,79 @@
+import { expect } from 'vitest';
+import {
+  ApiError,
+  createAccountClient,
+  type AccountClient,
+  type AccountClientOptions,
+  type Fetch,
+} from '../../client/src/index.js';
+import type { Backend } from '../helpers/backends.js';
+import { randomIp, STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test-app.js';
+
+/** The service listening on a loopback port; it takes client addresses from X-Forwarded-For. */
+export async function startService(backend: Backend): Promise<{ t: TestApp; baseUrl: string }> {
+  const t = await TestApp.start(backend, { env: { TRUST_PROXY: 'true' } });
+  return { t, baseUrl: await t.listen() };
+}
+
+/**
+ * One device's network: real fetch, with the device's own client address (the per-IP limits,
+ * shared through Redis with other suites, then see devices, not 127.0.0.1), recording every
+ * request as `METHOD /path`.
+ */
+export class Device {
+  readonly requests: string[] = [];
+  private readonly ip = randomIp();
+  private dropped: string | undefined;
+
+  readonly fetch: Fetch = async (request) => {
+    const made = `${request.method} ${new URL(request.url).pathname}`;
+    this.requests.push(made);
+    if (made === this.dropped) {
+      this.dropped = undefined;
+      throw new TypeError('fetch failed: the network is down');
+    }
+    request.headers.set('X-Forwarded-For', this.ip);
+    return globalThis.fetch(request);
+  };
+
+  count(request: string): number {
+    return this.requests.filter((made) => made === request).length;
+  }
+
+  /** The next such request fails as fetch fails when the network is down, and reaches nothing. */
+  dropNext(request: string): void {
+    this.dropped = request;
+  }
+}
+
+export const REFRESH = 'POST /api/refresh-token';
+
+export function clientOn(
+  baseUrl: string,
+  device = new Device(),
+  options: Omit<AccountClientOptions, 'baseUrl' | 'fetch'> = {},
+): AccountClient {
+  return createAccountClient({ baseUrl, fetch: device.fetch, ...options });
+}
+
+/** A client signed in to a new account. */
+export async function registered(
+  baseUrl: string,
+  device = new Device(),
+  options: Omit<AccountClientOptions, 'baseUrl' | 'fetch'> = {},
+): Promise<{ client: AccountClient; email: string }> {
+  const client = clientOn(baseUrl, device, options);
+  const email = uniqueEmail('client');
+  await client.register({ email, password: STRONG_PASSWORD });
+  return { client, email };
+}
+
+/** Resolves to the ApiError the call rejected with (fails the test if it did not). */
+export async function apiErrorOf(call: Promise<unknown>): Promise<ApiError> {
+  const error = await call.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(ApiError);
+  return error as ApiError;
+}

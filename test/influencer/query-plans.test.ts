@@ -1,0 +1,124 @@
+import { sql, type Compilable } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db/database.js';
+import { isPostgres } from '../../src/db/dialect.js';
+import {
+  facetPageQuery,
+  substringPageQuery,
+  walkPageQuery,
+  type Slice,
+} from '../../src/influencer/directory.queries.js';
+import { newProfile } from '../../src/influencer/profiles.js';
+import { insertProfiles } from '../../src/influencer/profiles.store.js';
+import {
+  categoryFacet,
+  EVERYONE_FACET,
+  facetsOf,
+  prefixFacet,
+} from '../../src/influencer/search-text.js';
+import { backends } from '../helpers/backends.js';
+import { TestApp } from '../helpers/test-app.js';
+import { confirmedAccount } from './support.js';
+import { seedDirectory } from './seed.js';
+
+/**
+ * The directory's queries use their indexes, shown by the databases' own plans (EXPLAIN QUERY
+ * PLAN on SQLite, EXPLAIN on PostgreSQL) on a directory large enough, and ANALYZEd, for
+ * PostgreSQL's planner to prefer an index on its own merits.
+ */
+const DIRECTORY_SIZE = 5_000;
+
+async function plan(db: Db, query: Compilable<unknown>): Promise<string> {
+  const compiled = query.compile();
+  const prefix = isPostgres(db) ? 'explain ' : 'explain query plan ';
+  const result = await db.executeQuery<Record<string, unknown>>({
+    ...compiled,
+    sql: prefix + compiled.sql,
+  });
+  return result.rows.map((row) => String(row.detail ?? row['QUERY PLAN'])).join('\n');
+}
+
+/** A full scan of the profiles table, in either database's words. */
+const PROFILES_SCAN = /Seq Scan on influencer_profiles|SCAN (p|influencer_profiles)\b(?! USING)/;
+
+describe.each(backends)('directory query plans ($name)', (backend) => {
+  let t: TestApp;
+  let postgres: boolean;
+  const popular = (extra: Partial<Slice> = {}): Slice => ({
+    sort: 'popular',
+    after: undefined,
+    limit: 21,
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+    postgres = isPostgres(t.db);
+    await seedDirectory(t.db, DIRECTORY_SIZE);
+    // A few profiles with a rare name, for the substring index to find.
+    const account = await confirmedAccount(t);
+    const rare = newProfile(
+      account.userId,
+      { handle: 'quokka_fan', display_name: 'Quokka Qwerty', categories: ['travel'] },
+      Date.now(),
+    );
+    await insertProfiles(t.db, [{ profile: rare, facets: facetsOf(rare) }]);
+    await sql`analyze`.execute(t.db);
+  }, 120_000);
+  afterAll(() => t.close());
+
+  it('a substring search of a rare text goes through the substring index', async () => {
+    const text = await plan(t.db, substringPageQuery(t.db, 'qwert', popular()));
+    if (postgres)
+      expect(text).toMatch(/Bitmap Index Scan on influencer_profiles_(name|handle)_trgm/);
+    else expect(text).toMatch(/SCAN influencer_search VIRTUAL TABLE INDEX/);
+    if (!postgres) expect(text).toMatch(/SEARCH p USING INTEGER PRIMARY KEY/);
+    expect(text).not.toMatch(PROFILES_SCAN);
+  });
+
+  it('a substring search first walks the popular index a bounded distance, index only', async () => {
+    const text = await plan(t.db, walkPageQuery(t.db, EVERYONE_FACET, 'mar', popular()));
+    // The index carries the searched text: the walk never reads the facets table.
+    if (postgres) expect(text).toMatch(/Index Only Scan using influencer_facets_popular/);
+    else expect(text).toMatch(/SEARCH f USING COVERING INDEX influencer_facets_popular/);
+    expect(text).not.toMatch(PROFILES_SCAN);
+  });
+
+  it('a prefix search walks the index of its prefix facet', async () => {
+    const text = await plan(t.db, facetPageQuery(t.db, prefixFacet('ma'), popular()));
+    if (postgres) expect(text).toMatch(/Index (Only )?Scan using influencer_facets_popular/);
+    else
+      expect(text).toMatch(
+        /SEARCH f USING (COVERING )?INDEX influencer_facets_popular \(facet=\?\)/,
+      );
+    expect(text).not.toMatch(PROFILES_SCAN);
+    expect(text).not.toMatch(/Sort|TEMP B-TREE/);
+  });
+
+  it("a category's popular page, and a later page by keyset, walk the category's index", async () => {
+    const first = await plan(t.db, facetPageQuery(t.db, categoryFacet('music'), popular()));
+    const later = await plan(
+      t.db,
+      facetPageQuery(t.db, categoryFacet('music'), popular({ after: { value: 12, id: 'm' } })),
+    );
+    for (const text of [first, later]) {
+      if (postgres) expect(text).toMatch(/Index (Only )?Scan using influencer_facets_popular/);
+      else expect(text).toMatch(/SEARCH f USING (COVERING )?INDEX influencer_facets_popular/);
+      expect(text).not.toMatch(PROFILES_SCAN);
+      expect(text).not.toMatch(/Sort|TEMP B-TREE/);
+    }
+    if (postgres) expect(later).toMatch(/ROW\(followers_count, influencer_id\) < ROW/);
+    else expect(later).toMatch(/\(followers_count,influencer_id\)<\(\?,\?\)/);
+  });
+
+  it('the newest and name sorts have their own indexes', async () => {
+    const newest = await plan(
+      t.db,
+      facetPageQuery(t.db, EVERYONE_FACET, popular({ sort: 'newest' })),
+    );
+    const name = await plan(t.db, facetPageQuery(t.db, EVERYONE_FACET, popular({ sort: 'name' })));
+    expect(newest).toMatch(/influencer_facets_newest/);
+    expect(name).toMatch(/influencer_facets_name/);
+    for (const text of [newest, name]) expect(text).not.toMatch(/Sort|TEMP B-TREE/);
+  });
+});

@@ -1,0 +1,87 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  containsPattern,
+  facetsOf,
+  foldSearchText,
+  ftsPhrase,
+  prefixTokens,
+} from '../../src/influencer/search-text.js';
+
+/** The folding function alone (no database): what the README's folding decision promises. */
+describe('foldSearchText', () => {
+  it.each([
+    ['Émile', 'emile'],
+    ['ÉMILE', 'emile'],
+    ['Straße', 'strasse'],
+    ['STRASSE', 'strasse'],
+    ['ẞ', 'ss'],
+    ['ΟΔΟΣ', 'οδοσ'],
+    ['οδος', 'οδοσ'],
+    ['Σοφία', 'σοφια'],
+    ['Ёлка', 'елка'],
+    ['МАРИЯ', 'мария'],
+    ['Ａｄａ', 'ada'], // full-width
+    ['ﬁne', 'fine'], // ligature
+    ['İstanbul', 'istanbul'],
+    ['Zoe\u0308', 'zoe'], // decomposed input
+    ['100% _real_ \\o/', '100% _real_ \\o/'],
+  ])('%s → %s', (input, folded) => {
+    expect(foldSearchText(input)).toBe(folded);
+  });
+
+  it('is idempotent, for any text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 30 }), (text) => {
+        const once = foldSearchText(text);
+        expect(foldSearchText(once)).toBe(once);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('maps every case and accent variant of a name to one text', () => {
+    const variants = ['josé garcía', 'JOSÉ GARCÍA', 'Jose Garcia', 'José García', 'JOSE GARCIA'];
+    expect(new Set(variants.map(foldSearchText))).toEqual(new Set(['jose garcia']));
+  });
+});
+
+describe('prefixTokens', () => {
+  it('the 1- and 2-character starts of the handle and of each word of the name', () => {
+    expect(prefixTokens('ada_l', 'ada lovelace-byron').sort()).toEqual(
+      ['a', 'ad', 'b', 'by', 'l', 'lo'].sort(),
+    );
+  });
+
+  it('the start of the name even when it is not a word, and no token ends in a space', () => {
+    expect(prefixTokens('xyz', '@ada b').sort()).toEqual(['@', '@a', 'a', 'ad', 'b', 'x', 'xy']);
+  });
+
+  it('words without spaces (Japanese) by Unicode word segmentation', () => {
+    expect(prefixTokens('yamada', '山田太郎')).toEqual(
+      expect.arrayContaining(['山', '山田', '太', '太郎']),
+    );
+  });
+
+  it('counts code points, not UTF-16 units', () => {
+    expect(prefixTokens('abc', '😀😁😂')).toEqual(expect.arrayContaining(['😀', '😀😁']));
+  });
+});
+
+describe('query escaping', () => {
+  it('LIKE: %, _ and \\ are literal', () => {
+    expect(containsPattern('100%_\\')).toBe('%100\\%\\_\\\\%');
+  });
+
+  it('FTS5: the text is one quoted phrase', () => {
+    expect(ftsPhrase('say "hi" OR x')).toBe('"say ""hi"" OR x"');
+  });
+});
+
+describe('facetsOf', () => {
+  it('everyone, each category, each prefix', () => {
+    expect(
+      facetsOf({ handle: 'ada', search_name: 'ada', categories: ['art', 'tech'] }).sort(),
+    ).toEqual(['*', 'c:art', 'c:tech', 'p:a', 'p:ad'].sort());
+  });
+});

@@ -1,0 +1,95 @@
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_KEYS, MemoryWindowStore } from '../../src/limits/memory-store.js';
+import type { Rule } from '../../src/limits/sliding-window.js';
+
+// The store alone: it has no database, so there is no backend to loop over.
+
+const NOW = 1_700_000_000_000;
+const ONE_A_MINUTE: readonly Rule[] = [{ limit: 1, windowMs: 60_000 }];
+const MANY: readonly Rule[] = [{ limit: 1_000, windowMs: 60_000 }];
+const ipKey = (i: number) => `auth-requests:10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`;
+
+describe('the in-memory limit store keeps at most a bounded number of keys', () => {
+  const stores: MemoryWindowStore[] = [];
+  const open = (maxKeys?: number) => {
+    const store = new MemoryWindowStore(() => NOW, maxKeys);
+    stores.push(store);
+    return store;
+  };
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((store) => store.close()));
+  });
+
+  it(`keeps ${MAX_KEYS} keys by default, however many addresses come`, async () => {
+    const store = open();
+    const count = MAX_KEYS + 2_000;
+    for (let i = 0; i < count; i++) {
+      await store.consume(ipKey(i), MANY, NOW);
+      expect(store.keyCount).toBeLessThanOrEqual(MAX_KEYS);
+    }
+    expect(store.keyCount).toBe(MAX_KEYS);
+    // The first 2,000 went first; the last MAX_KEYS are all there.
+    expect(store.has(ipKey(1_999))).toBe(false);
+    expect(store.has(ipKey(2_000))).toBe(true);
+    expect(store.has(ipKey(count - 1))).toBe(true);
+  });
+
+  it('drops the least recently used key first: a key used again survives', async () => {
+    const store = open(3);
+    await store.consume('a', ONE_A_MINUTE, NOW);
+    await store.consume('b', ONE_A_MINUTE, NOW);
+    await store.record('c', 60_000, NOW);
+    // `a` is refused (one a minute): still a use, and its count must not be lost.
+    expect((await store.consume('a', ONE_A_MINUTE, NOW)).allowed).toBe(false);
+
+    await store.consume('d', ONE_A_MINUTE, NOW);
+    expect(['a', 'b', 'c', 'd'].filter((key) => store.has(key))).toEqual(['a', 'c', 'd']);
+    await store.consume('e', ONE_A_MINUTE, NOW);
+    expect(['a', 'b', 'c', 'd', 'e'].filter((key) => store.has(key))).toEqual(['a', 'd', 'e']);
+    expect((await store.consume('a', ONE_A_MINUTE, NOW)).allowed).toBe(false);
+  });
+
+  it('keeps a locked-out key alive while it is tried, through a flood of new keys', async () => {
+    const store = open(100);
+    expect((await store.consume('login-failures:victim', ONE_A_MINUTE, NOW)).allowed).toBe(true);
+    for (let i = 0; i < 1_000; i++) {
+      await store.consume(`auth-requests:flood-${i}`, MANY, NOW);
+      if (i % 50 === 0) {
+        const attempt = await store.consume('login-failures:victim', ONE_A_MINUTE, NOW);
+        expect(attempt.allowed).toBe(false);
+      }
+    }
+    expect(store.keyCount).toBe(100);
+  });
+
+  it('matches a least-recently-used model for any sequence of calls', async () => {
+    const key = fc.integer({ min: 0, max: 11 }).map((n) => `k${n}`);
+    const call = fc.oneof(
+      fc.record({ kind: fc.constant('consume' as const), key }),
+      fc.record({ kind: fc.constant('record' as const), key }),
+      fc.record({ kind: fc.constant('clear' as const), key }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.array(call), async (bound, calls) => {
+        const store = open(bound);
+        const model: string[] = []; // least recently used first
+        for (const { kind, key } of calls) {
+          const index = model.indexOf(key);
+          if (index !== -1) model.splice(index, 1);
+          if (kind === 'clear') {
+            await store.clear(key);
+          } else {
+            if (kind === 'consume') await store.consume(key, MANY, NOW);
+            else await store.record(key, 60_000, NOW);
+            model.push(key);
+            if (model.length > bound) model.shift();
+          }
+          expect(store.keyCount).toBeLessThanOrEqual(bound);
+          expect(store.keyCount).toBe(model.length);
+          for (const held of model) expect(store.has(held)).toBe(true);
+        }
+      }),
+    );
+  });
+});

@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withThrowawayApp } from '../../scripts/throwaway-app.js';
+import { ERROR_CODES, Errors, type ApiError } from '../../src/errors.js';
+import { isApiPath } from '../../src/http/authenticate.js';
+import type { RouteEntry } from '../../src/http/route-table.js';
+import { backends } from '../helpers/backends.js';
+import { TestApp } from '../helpers/test-app.js';
+
+// The document depends on the routes, not on the database: it is read once, off a throw-away
+// SQLite app. (`npm run lint:openapi`, run by .ci/run, lints the same document with Redocly.)
+
+interface Operation {
+  operationId?: string;
+  security?: Record<string, string[]>[];
+  responses: Record<string, { content?: { 'application/json'?: { schema?: unknown } } }>;
+}
+interface Document {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, { properties: Record<string, { enum?: string[] }> }> };
+  tags: { name: string; description?: string }[];
+}
+
+/**
+ * Routes that stay out of the document on purpose: not part of the API, or (the chat WebSocket)
+ * not an HTTP operation.
+ */
+const UNDOCUMENTED = /^\/(metrics|openapi\.json|docs|api\/chat\/ws)(\/|$)/;
+const ERROR_BODY = { $ref: '#/components/schemas/ErrorBody' };
+
+/** The client method names API.md's readers expect, for the routes that exist today. */
+const EXPECTED_IDS: Record<string, string> = {
+  'POST /api/register': 'register',
+  'POST /api/login': 'login',
+  'POST /api/refresh-token': 'refreshToken',
+  'POST /api/logout': 'logout',
+  'POST /api/send-confirmation-code': 'sendConfirmationCode',
+  'POST /api/confirm-email': 'confirmEmail',
+  'POST /api/change-password': 'changePassword',
+  'POST /api/forgot-password': 'forgotPassword',
+  'POST /api/reset-password': 'resetPassword',
+  'GET /api/sessions': 'listSessions',
+  'DELETE /api/sessions/{id}': 'revokeSession',
+  'GET /api/profile': 'getProfile',
+  'PATCH /api/profile': 'updateProfile',
+  'DELETE /api/profile': 'deleteAccount',
+  'GET /healthz': 'getHealth',
+  'GET /readyz': 'getReadiness',
+  'GET /.well-known/jwks.json': 'getSigningKeys',
+};
+
+let doc: Document;
+let routes: (RouteEntry & { path: string; name: string })[];
+const operationOf = (route: { path: string; method: string }) =>
+  doc.paths[route.path]?.[route.method.toLowerCase()];
+const schemaOf = (response: Operation['responses'][string] | undefined) =>
+  response?.content?.['application/json']?.schema;
+
+beforeAll(async () => {
+  const read = await withThrowawayApp(async (app) => ({
+    doc: app.swagger() as unknown as Document,
+    table: app.routeTable(),
+  }));
+  doc = read.doc;
+  routes = read.table
+    .filter((r) => r.method !== 'HEAD' && !UNDOCUMENTED.test(r.url))
+    .map((r) => {
+      const path = r.url.replace(/:([A-Za-z_]+)/g, '{$1}');
+      return { ...r, path, name: `${r.method} ${path}` };
+    });
+});
+
+describe('the OpenAPI document', () => {
+  it('has every route of the app, each with an operationId that reads as a method name', () => {
+    expect(routes.length).toBeGreaterThanOrEqual(Object.keys(EXPECTED_IDS).length);
+    const ids = routes.map((route) => [route.name, operationOf(route)?.operationId] as const);
+    for (const [name, id] of ids) expect({ name, id }).toEqual({ name, id: expect.any(String) });
+    for (const [name, id] of ids) expect(id, name).toMatch(/^[a-z]+(?:[A-Z][a-z0-9]*)*$/);
+    expect(new Set(ids.map(([, id]) => id)).size).toBe(ids.length);
+    for (const [name, id] of Object.entries(EXPECTED_IDS)) expect(new Map(ids).get(name)).toBe(id);
+  });
+
+  it("declares each route's security as the authentication hook enforces its config.access", () => {
+    const expected = {
+      public: [],
+      optional: [{}, { bearerAuth: [] }],
+      socket: [{}, { bearerAuth: [] }],
+      bearer: [{ bearerAuth: [] }],
+    };
+    for (const route of routes) {
+      const access = isApiPath(route.url) ? (route.access ?? 'bearer') : 'public';
+      expect({ route: route.name, security: operationOf(route)?.security }).toEqual({
+        route: route.name,
+        security: expected[access],
+      });
+    }
+  });
+
+  it('documents the error body for 5xx on every route, and for 4xx on every /api route', () => {
+    for (const route of routes) {
+      const responses = operationOf(route)?.responses ?? {};
+      expect(schemaOf(responses['5XX']), route.name).toEqual(ERROR_BODY);
+      if (isApiPath(route.url)) expect(schemaOf(responses['4XX']), route.name).toEqual(ERROR_BODY);
+    }
+  });
+
+  it("lists the catalogue's codes as the enum of the error body's `error`", () => {
+    const codes = doc.components.schemas.ErrorBody?.properties.error?.enum;
+    expect(codes).toEqual([...ERROR_CODES]);
+    expect(codes).toEqual(expect.arrayContaining(['validation_failed', 'unauthorized']));
+    expect(codes).toEqual(expect.arrayContaining(['method_not_allowed', 'rate_limited']));
+  });
+
+  it('describes every tag it uses', () => {
+    const used = new Set(
+      Object.values(doc.paths).flatMap((ops) =>
+        Object.values(ops).flatMap((op) => (op as { tags?: string[] }).tags ?? []),
+      ),
+    );
+    const described = new Set(doc.tags.filter((t) => t.description).map((t) => t.name));
+    for (const tag of used) expect(described, tag).toContain(tag);
+  });
+});
+
+describe('the error catalogue', () => {
+  it.each(Object.entries(Errors))('%s names the code of the error it makes', (_, entry) => {
+    // Any argument will do: the code never depends on it (the status may: clientError's).
+    const made = (entry as unknown as (...args: unknown[]) => ApiError)([]);
+    expect(made.code).toBe(entry.code);
+  });
+});
+
+describe.each(backends)('error answers in practice ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  it('carry codes the document lists', async () => {
+    const answers = await Promise.all([
+      t.call('GET', '/api/nowhere'),
+      t.call('PUT', '/api/profile'),
+      t.call('GET', '/api/profile'),
+      t.post('/api/login', 'not json', { headers: { 'content-type': 'text/plain' } }),
+      t.post('/api/login', '{', { headers: { 'content-type': 'application/json' } }),
+      t.post('/api/login', { email: 42 }),
+    ]);
+    const codes = answers.map((a) => a.json().error as string);
+    expect(new Set(codes).size).toBe(answers.length);
+    for (const code of codes) expect(ERROR_CODES).toContain(code);
+  });
+});
