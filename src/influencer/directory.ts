@@ -58,11 +58,13 @@ export async function searchDirectory(
     value: profile[column],
     id: profile.id,
   }));
+  const follows = new Set(rows.filter((row) => row.followed).map((row) => row.profile.id));
   return {
     influencers: await influencerViews(
       ctx,
       caller,
       rows.map((row) => row.profile),
+      follows,
     ),
     next,
   };

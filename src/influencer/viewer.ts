@@ -35,16 +35,20 @@ export interface Viewer {
   readonly pastPolicy: ReadonlySet<string>;
 }
 
-/** The viewer of `profiles`, or undefined without a bearer token (then no per-caller fields). */
+/**
+ * The viewer of `profiles`, or undefined without a bearer token (then no per-caller fields).
+ * `knownFollows`: which of them the caller follows, when the page's own query said so already.
+ */
 export async function viewerOf(
   ctx: ServiceContext,
   caller: Caller | undefined,
   profiles: readonly Profile[],
+  knownFollows?: ReadonlySet<string>,
 ): Promise<Viewer | undefined> {
   if (caller === undefined) return undefined;
   const ids = profiles.map((p) => p.id).filter((id) => id !== caller.userId);
   const [follows, blocks, pastPolicy] = await Promise.all([
-    followedAmong(ctx.db, caller.userId, ids),
+    knownFollows ?? followedAmong(ctx.db, caller.userId, ids),
     blockRelations(ctx.db, caller.userId, ids),
     ctx.conversationsPastPolicy(caller.userId, ids),
   ]);
@@ -90,8 +94,9 @@ export async function influencerViews(
   ctx: ServiceContext,
   caller: Caller | undefined,
   profiles: readonly Profile[],
+  knownFollows?: ReadonlySet<string>,
 ): Promise<InfluencerView[]> {
-  const viewer = await viewerOf(ctx, caller, profiles);
+  const viewer = await viewerOf(ctx, caller, profiles, knownFollows);
   return profiles.map((profile) => influencerView(profile, viewer));
 }
 

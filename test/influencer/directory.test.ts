@@ -44,6 +44,31 @@ describe.each(backends)('directory search rules ($name)', (backend) => {
       .sort();
   }
 
+  it('is_following is true exactly for the listed profiles the caller follows, on every kind of query', async () => {
+    const fan = await t.register();
+    const followed = [byKey.get('maria')?.id, byKey.get('abc')?.id] as string[];
+    for (const id of followed) {
+      const follow = await t.call('PUT', `/api/influencers/${id}/follow`, {
+        token: fan.accessToken,
+      });
+      expect(follow.statusCode, follow.body).toBe(200);
+    }
+    // A facet walk, a prefix facet, a substring by the walk and by the index, a category.
+    const queries: Query[] = [{}, { q: 'ма' }, { q: 'ива' }, { q: 'abc d' }, { category: 'food' }];
+    for (const query of queries) {
+      const response = await t.call('GET', listUrl({ limit: '100', ...query }), {
+        token: fan.accessToken,
+      });
+      const listed: { id: string; is_following: boolean }[] = response.json().influencers;
+      expect(listed.length, JSON.stringify(query)).toBeGreaterThan(0);
+      for (const influencer of listed) {
+        expect(influencer.is_following, JSON.stringify(query)).toBe(
+          followed.includes(influencer.id),
+        );
+      }
+    }
+  });
+
   it('without q, lists everyone', async () => {
     expect(await found({})).toHaveLength(PROFILES.length);
   });

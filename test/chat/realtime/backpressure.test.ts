@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../helpers/backends.js';
 import { ChatClient, newKey, openConversation } from '../fixture.js';
@@ -14,14 +13,9 @@ interface Peer {
   readonly client: ChatClient;
   readonly conversationId: string;
   readonly socket: SocketClient;
-  /** When each of its messages (by client_message_id) reached its own socket. */
-  readonly arrivals: Map<string, number>;
+  /** The client_message_ids of its messages that reached its own socket. */
+  readonly arrivals: Set<string>;
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-};
 
 describe.each(backends)(
   'chat socket: one stalled reader among many, under a burst ($name)',
@@ -36,54 +30,53 @@ describe.each(backends)(
 
     /**
      * Every peer sends `count` long messages in its conversation with the reader, one after the
-     * other, all peers at once. Answers each send's latency: from the request to its event on the
-     * sender's own socket.
+     * other, all peers at once; each send waits for its event on the sender's own socket. So the
+     * burst ends only if the others' deliveries never wait for the reader.
      */
-    async function burst(peers: Peer[], count: number): Promise<number[]> {
-      const latencies: number[] = [];
+    async function burst(peers: Peer[], count: number): Promise<void> {
       await Promise.all(
         peers.map(async (peer) => {
           for (let i = 0; i < count; i += 1) {
             const key = newKey();
-            const started = performance.now();
             expect((await peer.client.send(peer.conversationId, LONG_TEXT, key)).statusCode).toBe(
               201,
             );
-            await expect.poll(() => peer.arrivals.has(key), { interval: 1 }).toBe(true);
-            latencies.push((peer.arrivals.get(key) as number) - started);
+            await expect
+              .poll(() => peer.arrivals.has(key), { interval: 1, timeout: 10_000 })
+              .toBe(true);
           }
         }),
       );
-      return latencies;
     }
 
-    it('closes it with 4008 while the others get every event and keep their latency', async () => {
+    // The others' latency while one reader stalls is measured where timing belongs: `npm run bench`.
+    it('closes it with 4008 while the others get every event, never waiting for it', async () => {
       const readerAccount = await rt.t.register();
       const peers: Peer[] = [];
       for (let i = 0; i < PEERS; i += 1) {
         const client = new ChatClient(rt.t, await rt.t.register());
         const conversationId = await openConversation(rt.t, readerAccount, client.account);
         const socket = await rt.connect(client.account);
-        const arrivals = new Map<string, number>();
+        const arrivals = new Set<string>();
         socket.ws.on('message', (data) => {
           const frame = JSON.parse(String(data)) as {
             chat_message?: { client_message_id?: string };
           };
           const key = frame.chat_message?.client_message_id;
-          if (key !== undefined) arrivals.set(key, performance.now());
+          if (key !== undefined) arrivals.add(key);
         });
         peers.push({ client, conversationId, socket, arrivals });
       }
       const reader = await rt.connect(readerAccount);
 
-      const whileReading = await burst(peers, 30);
+      await burst(peers, 30);
       expect(reader.framesOf('message.created')).toHaveLength(PEERS * 30);
 
       reader.ws.pause(); // stops reading its TCP socket: the kernel's buffers fill, then ours
       // 8 × 150 events of 8 KiB: 9.6 MiB for the reader, twice what it takes to close it here (the
       // kernel's socket buffers took about 4 MiB for a reader that never reads, measured; then the
       // server's 1 MiB).
-      const whileStalled = await burst(peers, 150);
+      await burst(peers, 150); // ends while the reader is still paused: nobody waited for it
       reader.ws.resume();
       expect((await reader.waitClosed()).code).toBe(4008);
       expect(reader.framesOf('message.created').length).toBeLessThan(PEERS * 180);
@@ -92,13 +85,6 @@ describe.each(backends)(
         expect(peer.socket.framesOf('message.created')).toHaveLength(180);
         await peer.socket.roundTrip();
       }
-      // The median send-to-socket latency of the others did not suffer from the stalled reader
-      // (loose bounds: the two bursts share a loaded machine with everything else).
-      const [before, during] = [median(whileReading), median(whileStalled)];
-      expect(
-        during,
-        `median ${during.toFixed(1)} ms stalled vs ${before.toFixed(1)} ms`,
-      ).toBeLessThan(2 * before + 5);
     });
   },
 );
