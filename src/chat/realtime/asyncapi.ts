@@ -2,6 +2,10 @@ import type { TSchema } from '@sinclair/typebox';
 import { ChatMessage } from '../objects.js';
 import { Closures, TransportClosures } from './close-codes.js';
 import { ClientFrames, ServerFrames } from './frame-schemas.js';
+import { MAX_FRAME_BYTES } from './frames.js';
+import { AUTH_WINDOW_MS } from './gateway.js';
+import { HEARTBEAT_INTERVAL_MS } from './heartbeat.js';
+import { MAX_SOCKETS_PER_USER } from './sockets.js';
 
 /**
  * The AsyncAPI 3.0 document of the chat socket, served at /asyncapi.json: built from the frame
@@ -27,7 +31,7 @@ const REPLIES: Record<string, string> = { auth: 'ready', ping: 'pong' };
 
 const DESCRIPTION = `The chat socket: JSON text frames, one object per frame, told apart by \`type\`. This document describes the service: its \`receive\` operations are the frames a client sends, its \`send\` operations the frames it writes to a client.
 
-Authenticate with \`Authorization: Bearer <access token>\` on the upgrade or, from a browser (which cannot set that header), with an \`auth\` frame first, within 5 s; never with a token in the URL. The server answers \`ready\`; until then nothing but \`auth\` is read and no event is sent. Renew before the token's \`exp\` with another \`auth\` frame. Refusals are close codes (the upgrade itself always succeeds): see the channel.
+Authenticate with \`Authorization: Bearer <access token>\` on the upgrade or, from a browser (which cannot set that header), with an \`auth\` frame first, within ${AUTH_WINDOW_MS / 1000} s; never with a token in the URL. The server answers \`ready\`; until then nothing but \`auth\` is read and no event is sent. Renew before the token's \`exp\` with another \`auth\` frame. Refusals are close codes (the upgrade itself always succeeds): see the channel.
 
 HTTP is the source of truth. Keep a \`version\` per conversation: drop an event whose \`version\` is not above yours, apply one exactly one above, and page \`GET /api/chat/conversations/{id}/changes?since_version=<yours>\` on a gap. After every \`ready\` and \`resync_required\`, refetch the conversation list and \`GET /api/chat/unread\`.`;
 
@@ -94,7 +98,7 @@ function channel() {
   return {
     address: ADDRESS,
     title: 'Chat socket',
-    description: `One socket per client session, up to 5 per user. The server pings every 30 s (WebSocket ping frames, which browsers answer by themselves). A frame over 16 KiB closes the socket; an unknown, malformed or binary frame is ignored.\n\n${closeCodeTable()}`,
+    description: `One socket per client session, up to ${MAX_SOCKETS_PER_USER} per user. The server pings every ${HEARTBEAT_INTERVAL_MS / 1000} s (WebSocket ping frames, which browsers answer by themselves); a client that leaves two unanswered is cut. A frame over ${MAX_FRAME_BYTES / 1024} KiB closes the socket; an unknown, malformed or binary frame is ignored.\n\n${closeCodeTable()}`,
     servers: [{ $ref: '#/servers/api' }],
     messages: Object.fromEntries(
       frames().map((f) => [f.key, { $ref: `#/components/messages/${f.key}` }]),
@@ -120,7 +124,7 @@ function channel() {
 }
 
 /** The codes a client may read on close, each with the close frame's reason (if any) and when. */
-export function closeCodes(): { code: number; reason?: string; when: string }[] {
+function closeCodes(): { code: number; reason?: string; when: string }[] {
   const ours = Object.values(Closures).map(({ code, text, when }) => ({
     code,
     reason: text,
@@ -175,7 +179,7 @@ function message(type: string, schema: TSchema) {
   return {
     name: type,
     title: type,
-    summary: schema.description,
+    description: schema.description,
     contentType: 'application/json',
     payload: asyncApiSchema(schema),
   };
