@@ -203,7 +203,7 @@ export async function buildApp(
   await app.register(healthRoutes, { dependencies });
   await app.register(metricsRoutes, { metrics });
   await app.register(jwksRoutes, { tokens: accessTokens });
-  await app.register(docsRoutes);
+  await app.register(docsRoutes, { publicUrl: config.publicUrl });
   return app;
 }
 

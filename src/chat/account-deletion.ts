@@ -2,6 +2,7 @@ import type { AccountDeletionHook } from '../accounts/deletion.js';
 import type { EventBus } from '../events/bus.js';
 import { raiseVersion } from './conversations.store.js';
 import { membersOf } from './membership.js';
+import type { MessageEvent } from './realtime/frame-schemas.js';
 import { messagesSentBy, tombstoneForDeletedSender, type MessageRow } from './messages.store.js';
 import { chatMessageView } from './views.js';
 
@@ -38,7 +39,7 @@ export function tombstoneMessagesOf(deps: {
           conversation_id: message.conversation_id,
           version: message.version,
           chat_message: chatMessageView(message, null),
-        });
+        } satisfies MessageEvent);
       }
     };
   };

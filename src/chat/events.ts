@@ -2,9 +2,12 @@ import type { ServiceContext } from '../context.js';
 import type { ConversationRow } from './conversations.store.js';
 import { membersOf } from './membership.js';
 import type { MessageRow } from './messages.store.js';
+import type {
+  ConversationReadEvent,
+  MessageEvent,
+  MessageEventType,
+} from './realtime/frame-schemas.js';
 import { chatMessageView } from './views.js';
-
-export type MessageEventType = 'message.created' | 'message.updated' | 'message.deleted';
 
 /**
  * Hands a committed change of a message to both members' channels. Call it right after the
@@ -23,7 +26,7 @@ export function publishMessageEvent(
       conversation_id: message.conversation_id,
       version: message.version,
       chat_message: chatMessageView(message, member),
-    });
+    } satisfies MessageEvent);
   }
 }
 
@@ -31,7 +34,10 @@ export function publishMessageEvent(
 export function publishReadEvent(
   ctx: ServiceContext,
   userId: string,
-  read: { conversation_id: string; last_read_seq: number; unread_count: number },
+  read: Omit<ConversationReadEvent, 'type'>,
 ): void {
-  ctx.events.publish([userId], { type: 'conversation.read', ...read });
+  ctx.events.publish([userId], {
+    type: 'conversation.read',
+    ...read,
+  } satisfies ConversationReadEvent);
 }

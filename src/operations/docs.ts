@@ -3,11 +3,15 @@ import swaggerUi from '@fastify/swagger-ui';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
+import { chatSocketDocument, type ApiInfo } from '../chat/realtime/asyncapi.js';
 import { isApiPath, type RouteAccess } from '../http/authenticate.js';
 import { ErrorBody } from '../http/schemas.js';
 
+/** Both documents' title and version: the OpenAPI one and the chat socket's AsyncAPI one. */
+const INFO: ApiInfo = { title: 'Account service API', version: '1.0.0' };
+
 /** Every tag an operation may carry; Redocly's lint (npm run lint:openapi) wants each described. */
-const TAGS = [
+const tags = (publicUrl: string) => [
   { name: 'Auth', description: 'Accounts, tokens, sessions, e-mail confirmation and passwords.' },
   { name: 'Profile', description: "The signed-in account's own profile." },
   {
@@ -17,6 +21,10 @@ const TAGS = [
   {
     name: 'Chat',
     description: 'One-to-one conversations, their messages and unread counts, and blocks.',
+    externalDocs: {
+      description: 'The chat WebSocket (GET /api/chat/ws): its AsyncAPI 3.0 document',
+      url: `${publicUrl}/asyncapi.json`,
+    },
   },
   {
     name: 'Operations',
@@ -26,7 +34,8 @@ const TAGS = [
 
 /**
  * The OpenAPI 3.1 document, generated from the route schemas that also validate requests,
- * at /openapi.json, and an interactive reference at /docs (assets served locally, no CDN).
+ * at /openapi.json, and an interactive reference at /docs (assets served locally, no CDN). The
+ * chat socket is not an HTTP operation: its AsyncAPI document (/asyncapi.json) is linked instead.
  */
 export const openApiDocument = fp(
   async (app: FastifyInstance, { publicUrl }: { publicUrl: string }) => {
@@ -34,15 +43,13 @@ export const openApiDocument = fp(
       openapi: {
         openapi: '3.1.0',
         info: {
-          title: 'Account service API',
-          version: '1.0.0',
-          description:
-            'Auth, Profile, Influencer and Chat groups. Errors are `{message, error, details?}`; see the README.',
+          ...INFO,
+          description: `Auth, Profile, Influencer and Chat groups. Errors are \`{message, error, details?}\`; see the README. The chat WebSocket (\`GET /api/chat/ws\`) is described by an AsyncAPI 3.0 document: [/asyncapi.json](${publicUrl}/asyncapi.json).`,
           // No open-source licence: the service is not published (SPDX's form for a licence of one's own).
           license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         },
         servers: [{ url: publicUrl }],
-        tags: TAGS,
+        tags: tags(publicUrl),
         components: {
           securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
         },
@@ -82,7 +89,9 @@ function securityOf(api: boolean, access: RouteAccess | undefined): Record<strin
   return [{ bearerAuth: [] }]; // what the hook enforces when a route declares nothing
 }
 
-export async function docsRoutes(app: FastifyInstance) {
+export async function docsRoutes(app: FastifyInstance, { publicUrl }: { publicUrl: string }) {
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  const asyncApi = chatSocketDocument(INFO, publicUrl);
+  app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApi);
 }

@@ -24,7 +24,7 @@ interface Document {
  * Routes that stay out of the document on purpose: not part of the API, or (the chat WebSocket)
  * not an HTTP operation.
  */
-const UNDOCUMENTED = /^\/(metrics|openapi\.json|docs|api\/chat\/ws)(\/|$)/;
+const UNDOCUMENTED = /^\/(metrics|openapi\.json|asyncapi\.json|docs|api\/chat\/ws)(\/|$)/;
 const ERROR_BODY = { $ref: '#/components/schemas/ErrorBody' };
 
 /** The client method names API.md's readers expect, for the routes that exist today. */

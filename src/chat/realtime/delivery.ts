@@ -3,18 +3,14 @@ import { endsSession } from '../../events/account-events.js';
 import type { RealtimeMetrics } from '../../operations/realtime-metrics.js';
 import type { ChatSocket } from './chat-socket.js';
 import { Closures } from './close-codes.js';
+import { ClientEvents } from './frame-schemas.js';
 
 /**
- * What a client may see, by event type. Anything else on a user's channel (session and account
- * events, or a type some group adds later) stays inside the service: fail closed.
+ * What a client may see, by event type: the documented events. Anything else on a user's channel
+ * (session and account events, or a type some group adds later) stays inside the service: fail
+ * closed.
  */
-const CLIENT_EVENTS: ReadonlySet<string> = new Set([
-  'message.created',
-  'message.updated',
-  'message.deleted',
-  'conversation.read',
-  'typing',
-]);
+const CLIENT_EVENTS: ReadonlySet<string> = new Set(Object.keys(ClientEvents));
 
 /**
  * Events -> sockets. A session or account event closes the sockets of the sessions it ended; a

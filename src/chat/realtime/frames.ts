@@ -1,24 +1,13 @@
-import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { RawData } from 'ws';
+import { ClientFrame, type ReadyFrame } from './frame-schemas.js';
 
 /** The chat socket's frames (API.md, "Real time"): JSON text, one object per frame. */
 
 /** A frame larger than this closes the socket with 1009 (ws enforces it as `maxPayload`). */
 export const MAX_FRAME_BYTES = 16 * 1024;
 
-const AuthFrame = Type.Object({
-  type: Type.Literal('auth'),
-  access_token: Type.String({ minLength: 1 }),
-});
-const TypingFrame = Type.Object({
-  type: Type.Literal('typing'),
-  conversation_id: Type.String({ minLength: 1, maxLength: 64 }),
-});
-const PingFrame = Type.Object({ type: Type.Literal('ping') });
-
-const ClientFrame = Type.Union([AuthFrame, TypingFrame, PingFrame]);
-export type ClientFrame = Static<typeof ClientFrame>;
+export type { ClientFrame } from './frame-schemas.js';
 const clientFrame = TypeCompiler.Compile(ClientFrame);
 
 /**
@@ -40,5 +29,9 @@ export const pongFrame = JSON.stringify({ type: 'pong' });
 export const resyncFrame = JSON.stringify({ type: 'resync_required' });
 
 export function readyFrame(userId: string, sessionId: string): string {
-  return JSON.stringify({ type: 'ready', user_id: userId, session_id: sessionId });
+  return JSON.stringify({
+    type: 'ready',
+    user_id: userId,
+    session_id: sessionId,
+  } satisfies ReadyFrame);
 }

@@ -3,6 +3,7 @@ import type { ServiceContext } from '../../context.js';
 import { ApiError } from '../../errors.js';
 import type { TypingOutcome } from '../../operations/realtime-metrics.js';
 import { findMembership, peerOf } from '../membership.js';
+import type { TypingEvent } from './frame-schemas.js';
 
 /**
  * A member typing in a conversation, relayed to the peer's sockets on every instance as
@@ -21,7 +22,8 @@ export async function relayTyping(
   if (membership === undefined) return 'refused';
   const peer = peerOf(membership.conversation);
   if (peer === null || isBlocked(await blockRelation(ctx.db, userId, peer))) return 'refused';
-  ctx.events.publish([peer], { type: 'typing', conversation_id: conversationId, user_id: userId });
+  const event = { type: 'typing', conversation_id: conversationId, user_id: userId } as const;
+  ctx.events.publish([peer], event satisfies TypingEvent);
   return 'relayed';
 }
 
