@@ -147,9 +147,13 @@ function rareSubstrings(entries) {
 
 /** @param {{ url: string, token: string }} service @param {string} path */
 async function getDirectory(service, path) {
-  const response = await fetch(service.url + path, {
-    headers: { authorization: `Bearer ${service.token}`, 'x-forwarded-for': '10.201.0.1' },
-  });
+  const send = () =>
+    fetch(service.url + path, {
+      headers: { authorization: `Bearer ${service.token}`, 'x-forwarded-for': '10.201.0.1' },
+    });
+  // Seeding blocks this process for a while (seconds on an idle machine, minutes on a busy one):
+  // a keep-alive socket the service closed meanwhile looks open until the GET goes out on it.
+  const response = await send().catch(send);
   const body = await response.json();
   if (response.status !== 200)
     throw new Error(`directory: ${path} answered ${response.status} ${JSON.stringify(body)}`);

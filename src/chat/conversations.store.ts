@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { keysetAfter } from '../db/keyset.js';
+import { reusableShapedQuery } from '../db/reusable-query.js';
 import type { ConversationsTable, Database } from '../db/tables.js';
 import type { Keyset } from '../http/cursor.js';
 import { conversationsWithUnread } from './unread.store.js';
@@ -114,7 +115,16 @@ export async function peersPastPolicy(
   peerIds: readonly string[],
 ): Promise<Set<string>> {
   if (peerIds.length === 0) return new Set();
-  const rows = await db
+  const parameters = [userId, ...peerIds, userId, ...peerIds];
+  const rows = await pastPolicy(db, String(peerIds.length), parameters, userId, peerIds);
+  return new Set(
+    rows.map((row) => (row.starter_id === userId ? row.influencer_id : row.starter_id) as string),
+  );
+}
+
+// Asked for every page of profiles: compiled once per number of peers (a page holds at most 100).
+const pastPolicy = reusableShapedQuery((db: Executor, userId: string, peerIds: readonly string[]) =>
+  db
     .selectFrom('conversations')
     .select(['influencer_id', 'starter_id'])
     .where((eb) =>
@@ -126,12 +136,8 @@ export async function peersPastPolicy(
         ]),
         eb.and([eb('influencer_id', '=', userId), eb('starter_id', 'in', peerIds)]),
       ]),
-    )
-    .execute();
-  return new Set(
-    rows.map((row) => (row.starter_id === userId ? row.influencer_id : row.starter_id) as string),
-  );
-}
+    ),
+);
 
 /**
  * A page of `userId`'s conversations, latest activity first: those with messages, and those

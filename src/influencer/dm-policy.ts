@@ -7,12 +7,11 @@ import { Errors, type ApiError } from '../errors.js';
  * group's sends and starts and this group's `can_message` all ask here.
  */
 export function dmPolicyRefusal(policy: DmPolicy, follows: boolean): ApiError | undefined {
-  switch (policy) {
-    case 'everyone':
-      return undefined;
-    case 'followers':
-      return follows ? undefined : Errors.notFollowing();
-    case 'nobody':
-      return Errors.messagesDisabled();
-  }
+  if (dmPolicyAllows(policy, follows)) return undefined;
+  return policy === 'followers' ? Errors.notFollowing() : Errors.messagesDisabled();
+}
+
+/** The same as a yes or no, for `can_message` on every profile of a page: no error is built. */
+export function dmPolicyAllows(policy: DmPolicy, follows: boolean): boolean {
+  return policy === 'everyone' || (policy === 'followers' && follows);
 }

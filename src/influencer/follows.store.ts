@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
 import { keysetAfter } from '../db/keyset.js';
+import { reusableShapedQuery } from '../db/reusable-query.js';
 import type { Database } from '../db/tables.js';
 import type { Keyset } from '../http/cursor.js';
 import { PROFILE_COLUMNS, toProfile, type Profile } from './profiles.store.js';
@@ -142,14 +143,19 @@ export async function followedAmong(
   ids: readonly string[],
 ): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('follows')
-    .select('influencer_id')
-    .where('follower_id', '=', followerId)
-    .where('influencer_id', 'in', ids)
-    .execute();
+  const rows = await followsAmong(db, String(ids.length), [followerId, ...ids], followerId, ids);
   return new Set(rows.map((r) => r.influencer_id));
 }
+
+// Asked for every page of profiles: compiled once per number of ids (a page holds at most 100).
+const followsAmong = reusableShapedQuery(
+  (db: Executor, followerId: string, ids: readonly string[]) =>
+    db
+      .selectFrom('follows')
+      .select('influencer_id')
+      .where('follower_id', '=', followerId)
+      .where('influencer_id', 'in', ids),
+);
 
 export interface FollowedProfile {
   readonly profile: Profile;

@@ -2,7 +2,7 @@ import type { Caller } from '../accounts/caller.js';
 import { blockRelations, isBlocked, NO_BLOCK } from '../blocks/service.js';
 import type { ServiceContext } from '../context.js';
 import type { Category } from './categories.js';
-import { dmPolicyRefusal } from './dm-policy.js';
+import { dmPolicyAllows } from './dm-policy.js';
 import { followedAmong } from './follows.store.js';
 import type { Profile } from './profiles.store.js';
 import type { Link } from './values.js';
@@ -64,7 +64,7 @@ export async function viewerOf(
 export function canMessage(viewer: Viewer, profile: Profile): boolean {
   if (viewer.userId === profile.id || viewer.blocked.has(profile.id)) return false;
   if (viewer.pastPolicy.has(profile.id)) return true;
-  return dmPolicyRefusal(profile.dm_policy, viewer.follows.has(profile.id)) === undefined;
+  return dmPolicyAllows(profile.dm_policy, viewer.follows.has(profile.id));
 }
 
 export function influencerView(profile: Profile, viewer: Viewer | undefined): InfluencerView {
