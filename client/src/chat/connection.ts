@@ -72,7 +72,8 @@ export class ChatConnection {
     ]);
     this.backoff = new Backoff(backoffPolicy(options.backoff), options.random ?? Math.random);
     this.webSocketImpl = options.webSocketImpl ?? globalThis.WebSocket;
-    void this.open();
+    // Next tick: listeners added right after `connectChat()` see every state from `connecting` on.
+    queueMicrotask(() => void this.open());
   }
 
   get state(): ChatState {
