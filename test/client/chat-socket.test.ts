@@ -69,6 +69,17 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
     expect(states.map((s) => s.status)).toEqual(['connecting', 'open']);
   });
 
+  it('sends typing to the peer, whose connection hands it over', async () => {
+    const { fan, influencer, id, chat } = await connected();
+    const peer = clientOf(rt, fan.account).api.connectChat();
+    opened.push(peer);
+    const typing = recorded(peer, 'typing');
+    await until(() => peer.state.status === 'open', 'the peer open');
+    chat.typing(id);
+    await until(() => typing.length === 1, 'typing');
+    expect(typing).toEqual([{ type: 'typing', conversation_id: id, user_id: influencer.userId }]);
+  });
+
   it('sends a fresh token in an auth frame before the access token expires, and stays open past it', async () => {
     // By the client's clock the token has 32 s left: its renewal is due 2 s after connecting.
     const { fan, id, api, device, sockets, states, messages } = await connected({
@@ -193,7 +204,7 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
       webSocketImpl: sockets.impl,
       backoff: QUICK,
       pingIntervalMs: 100,
-      pongTimeoutMs: 200,
+      pongTimeoutMs: 1_000, // room for a loaded machine: a live socket must not be dropped
     });
     opened.push(chat);
     const states = recorded(chat, 'state');

@@ -1,11 +1,11 @@
-import { RENEW_MARGIN_MS } from '../session.js';
 import type { Tokens } from '../token-store.js';
 import { Backoff, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { ChatCatchUp, type ChatHistory } from './catch-up.js';
 import { ChatCloseCodes, closeVerdict } from './close-codes.js';
-import { ChatListeners, type ChatEventMap, type ChatState } from './events.js';
+import { ChatListeners, type ChatEvent, type ChatEventMap, type ChatState } from './events.js';
 import { authFrame, parseServerFrame, pingFrame, typingFrame } from './frames.js';
 import { DEFAULT_LIVENESS, Liveness, type LivenessOptions } from './liveness.js';
+import { Renewal } from './renewal.js';
 
 /** Any WebSocket implementation with the browser's API (Node 22+'s global, React Native's, …). */
 export type WebSocketConstructor = new (url: string) => WebSocket;
@@ -37,10 +37,8 @@ export interface ChatDependencies {
 
 /** `WebSocket.OPEN`, the same in every implementation. */
 const OPEN = 1;
-/** A renewal whose refresh failed (network, 503) is tried again after this long. */
-const RENEWAL_RETRY_MS = 5_000;
-/** setTimeout's longest delay; a longer one would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** A socket not `ready` this long after it was made is dropped (a connect or auth that hangs). */
+const READY_TIMEOUT_MS = 15_000;
 
 /**
  * The chat socket, kept open: authenticates with the first frame, sends a fresh token before the
@@ -58,8 +56,9 @@ export class ChatConnection {
   private tokens: Tokens | undefined;
   private readyAt: number | undefined;
   private liveness: Liveness | undefined;
+  private readyTimer: ReturnType<typeof setTimeout> | undefined;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  private renewalTimer: ReturnType<typeof setTimeout> | undefined;
+  private renewal: Renewal | undefined;
   private stopped = false;
   private readonly deps: ChatDependencies;
   private readonly options: ChatConnectionOptions;
@@ -67,9 +66,11 @@ export class ChatConnection {
   constructor(deps: ChatDependencies, options: ChatConnectionOptions = {}) {
     this.deps = deps;
     this.options = options;
-    this.catchUp = new ChatCatchUp(deps.history, (event) => this.listeners.deliver(event), [
-      ...(options.versions ?? []),
-    ]);
+    // Nothing is handed over after close(), not even what a catch-up under way still reads.
+    const deliver = (event: ChatEvent) => {
+      if (!this.stopped) this.listeners.deliver(event);
+    };
+    this.catchUp = new ChatCatchUp(deps.history, deliver, [...(options.versions ?? [])]);
     this.backoff = new Backoff(backoffPolicy(options.backoff), options.random ?? Math.random);
     this.webSocketImpl = options.webSocketImpl ?? globalThis.WebSocket;
     // Next tick: listeners added right after `connectChat()` see every state from `connecting` on.
@@ -123,6 +124,7 @@ export class ChatConnection {
     try {
       tokens = await this.deps.tokens();
     } catch (error) {
+      if (this.stopped) return;
       this.listeners.emit('error', error); // the refresh failed: network, 429, 503
       return this.retry(undefined);
     }
@@ -140,6 +142,25 @@ export class ChatConnection {
     socket.onmessage = (event) => this.received(socket, event.data);
     socket.onclose = (event) => this.closed(socket, event.code, event.reason);
     socket.onerror = () => undefined; // the close that follows says what happened
+    this.readyTimer = setTimeout(() => this.drop(socket, 'not ready in time'), READY_TIMEOUT_MS);
+  }
+
+  private received(socket: WebSocket, data: unknown): void {
+    if (socket !== this.socket) return;
+    this.liveness?.heard();
+    const frame = parseServerFrame(data);
+    if (frame === undefined || frame.type === 'pong') return;
+    if (frame.type === 'ready') this.ready(socket, frame.user_id, frame.session_id);
+    this.catchUp.receive(frame).catch((error: unknown) => {
+      this.listeners.emit('error', error);
+      this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
+    });
+  }
+
+  private ready(socket: WebSocket, userId: string, sessionId: string): void {
+    this.readyAt = Date.now();
+    clearTimeout(this.readyTimer);
+    // The service reads `ping` only once it said `ready`.
     this.liveness = new Liveness(
       {
         pingIntervalMs: this.options.pingIntervalMs ?? DEFAULT_LIVENESS.pingIntervalMs,
@@ -148,24 +169,8 @@ export class ChatConnection {
       () => this.send(pingFrame),
       () => this.drop(socket, 'no answer'),
     );
-  }
-
-  private received(socket: WebSocket, data: unknown): void {
-    if (socket !== this.socket) return;
-    this.liveness?.heard();
-    const frame = parseServerFrame(data);
-    if (frame === undefined || frame.type === 'pong') return;
-    if (frame.type === 'ready') this.ready(frame.user_id, frame.session_id);
-    this.catchUp.receive(frame).catch((error: unknown) => {
-      this.listeners.emit('error', error);
-      this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
-    });
-  }
-
-  private ready(userId: string, sessionId: string): void {
-    this.readyAt = Date.now();
+    if (this.tokens !== undefined) this.renewal = this.renewalOf(this.tokens);
     this.setState({ status: 'open', userId, sessionId });
-    this.scheduleRenewal();
   }
 
   /** Gives up on a socket that is still open: closes it and goes on as if the server had. */
@@ -208,30 +213,18 @@ export class ChatConnection {
     this.reconnectTimer = setTimeout(() => void this.open(), inMs);
   }
 
-  private scheduleRenewal(): void {
-    clearTimeout(this.renewalTimer);
-    const expiresAt = this.tokens?.expiresAt;
-    if (expiresAt === undefined) return; // unknown: renewed when the service closes with 4401
-    const inMs = Math.min(expiresAt - RENEW_MARGIN_MS - this.deps.now(), MAX_TIMER_MS);
-    this.renewalTimer = setTimeout(() => void this.renew(), Math.max(0, inMs));
-  }
-
-  /** Before the access token expires: a fresh one (the client's single-flight refresh), sent as `auth`. */
-  private async renew(): Promise<void> {
-    const socket = this.socket;
-    let tokens: Tokens | null;
-    try {
-      tokens = await this.deps.tokens();
-    } catch (error) {
-      this.listeners.emit('error', error);
-      this.renewalTimer = setTimeout(() => void this.renew(), RENEWAL_RETRY_MS);
-      return;
-    }
-    if (socket === undefined || socket !== this.socket) return; // closed meanwhile
-    if (tokens === null) return this.finish({ status: 'signed_out' });
-    if (tokens.accessToken !== this.tokens?.accessToken) this.send(authFrame(tokens.accessToken));
-    this.tokens = tokens;
-    this.scheduleRenewal();
+  private renewalOf(tokens: Tokens): Renewal {
+    const hooks = {
+      tokens: this.deps.tokens,
+      now: this.deps.now,
+      renewed: (fresh: Tokens) => {
+        if (fresh.accessToken !== this.tokens?.accessToken) this.send(authFrame(fresh.accessToken));
+        this.tokens = fresh;
+      },
+      signedOut: () => this.finish({ status: 'signed_out' }),
+      failed: (error: unknown) => this.listeners.emit('error', error),
+    };
+    return new Renewal(hooks, tokens);
   }
 
   private send(frame: string): void {
@@ -245,7 +238,9 @@ export class ChatConnection {
     this.socket = undefined;
     this.liveness?.stop();
     this.liveness = undefined;
-    clearTimeout(this.renewalTimer);
+    clearTimeout(this.readyTimer);
+    this.renewal?.stop();
+    this.renewal = undefined;
   }
 
   /** Stops for good: closes the socket if open, cancels every timer. */
