@@ -9,6 +9,9 @@ import type {
   PathsWithMethod,
   RequiredKeysOf,
 } from 'openapi-typescript-helpers';
+import { ChatConnection, type ChatConnectionOptions } from './chat/connection.js';
+import { restHistory } from './chat/history.js';
+import { chatSocketUrl } from './chat/socket-url.js';
 import { ApiError, errorOf } from './errors.js';
 import type { paths } from './schema.gen.js';
 import { authorizedFetch, Session, type Fetch } from './session.js';
@@ -27,6 +30,9 @@ export interface AccountClientOptions {
   /** This device's clock (ms since the epoch), for the access token's expiry; default `Date.now`. */
   readonly now?: () => number;
 }
+
+/** Messages per `changes` page while the chat socket catches up. */
+const CHANGES_PAGE_SIZE = 100;
 
 /** The success body of an operation called with `Init`. */
 type Data<Operation, Init> =
@@ -70,6 +76,11 @@ export interface AccountClient {
   tokens(): Promise<Tokens | null>;
   /** An access token good for at least 30 s (renewed if needed), or `null` when signed out. */
   accessToken(): Promise<string | null>;
+  /**
+   * Opens the chat socket and keeps it open (first-frame auth, renewal before expiry, reconnects
+   * with backoff); its listeners get each change once, in order (API.md's catch-up rule).
+   */
+  connectChat(options?: ChatConnectionOptions): ChatConnection;
   /** The underlying openapi-fetch client, with the same token handling, answering `{data, error, response}`. */
   readonly fetchClient: Client<paths>;
 }
@@ -105,11 +116,23 @@ export function createAccountClient(options: AccountClientOptions): AccountClien
     await session.signIn(tokensFrom(result));
     return result;
   };
+  const get = callMethod(fetchClient, 'get');
   const post = callMethod(fetchClient, 'post');
   const postAnonymously = callMethod(anonymous, 'post');
+  const connectChat = (chatOptions: ChatConnectionOptions = {}) =>
+    new ChatConnection(
+      {
+        url: chatSocketUrl(options.baseUrl),
+        tokens: () => session.forCall(),
+        renew: (refused) => session.renew(refused),
+        now,
+        history: restHistory(get, chatOptions.pageSize ?? CHANGES_PAGE_SIZE),
+      },
+      chatOptions,
+    );
 
   return {
-    GET: callMethod(fetchClient, 'get'),
+    GET: get,
     POST: post,
     PUT: callMethod(fetchClient, 'put'),
     PATCH: callMethod(fetchClient, 'patch'),
@@ -126,6 +149,7 @@ export function createAccountClient(options: AccountClientOptions): AccountClien
     signOut: () => session.signOut(),
     tokens: () => session.tokens(),
     accessToken: async () => (await session.forCall())?.accessToken ?? null,
+    connectChat,
     fetchClient,
   };
 }

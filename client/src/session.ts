@@ -1,7 +1,7 @@
 import type { Tokens, TokenStore } from './token-store.js';
 
 /** How long before its expiry an access token is renewed rather than sent. */
-const RENEW_MARGIN_MS = 30_000;
+export const RENEW_MARGIN_MS = 30_000;
 
 export type Fetch = (request: Request) => Promise<Response>;
 
@@ -48,7 +48,7 @@ export class Session {
    * Tokens to use instead of `stale`, whose access token expired or was refused; `null` once
    * signed out. Every call that asks while a refresh is under way gets that refresh's outcome.
    */
-  renew(stale: Tokens): Promise<Tokens | null> {
+  renew(stale: Pick<Tokens, 'accessToken'>): Promise<Tokens | null> {
     this.renewal ??= this.refreshFrom(stale).finally(() => {
       this.renewal = undefined;
     });
@@ -66,7 +66,7 @@ export class Session {
     if (had !== null) this.options.onSignedOut?.();
   }
 
-  private async refreshFrom(stale: Tokens): Promise<Tokens | null> {
+  private async refreshFrom(stale: Pick<Tokens, 'accessToken'>): Promise<Tokens | null> {
     const current = await this.tokens();
     // Signed out meanwhile, or already renewed (by an earlier refresh, or a tab sharing the store).
     if (current === null || current.accessToken !== stale.accessToken) return current;

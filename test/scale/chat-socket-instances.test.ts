@@ -167,7 +167,7 @@ describe.skipIf(!enabled)('the chat socket across two instances', () => {
       expect((await a.post(path, body, { token: fan.accessToken })).status).toBe(201);
     };
     await send(1);
-    await expect.poll(() => client.conversations.get(id)?.version).toBe(1);
+    await expect.poll(() => client.version(id)).toBe(1);
 
     await redis.kill();
     for (let n = 2; n <= 4; n += 1) await send(n); // A cannot publish: B never hears of these

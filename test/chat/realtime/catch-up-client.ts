@@ -1,4 +1,13 @@
-import { SocketClient, type Frame } from './socket-client.js';
+import {
+  ChatCatchUp,
+  parseServerFrame,
+  type ChangesPage,
+  type ChatEvent,
+  type ChatHistory,
+  type ChatOverview,
+  type ServerFrame,
+} from '../../../client/src/index.js';
+import { SocketClient } from './socket-client.js';
 
 /** The `chat_message` fields the client keeps. */
 export interface CachedMessage {
@@ -14,24 +23,22 @@ export interface CachedMessage {
 export type HttpGet = (url: string, token: string) => Promise<Record<string, unknown>>;
 
 interface CachedConversation {
-  version: number;
   lastReadSeq: number;
   readonly messages: Map<string, CachedMessage>;
 }
 
 /**
- * A chat client that follows API.md's catch-up rule, and nothing more: it keeps a `version` per
- * conversation; drops an event with `version` ≤ its own, applies own + 1, and on a higher one pages
- * `changes?since_version=<own>` until `has_more` is false; after every `ready` and on
- * `resync_required` it refetches its conversations and catches up those whose `version` moved.
- * Frames are handled one at a time, in arrival order, as a real client's reducer would.
+ * A chat client that follows API.md's catch-up rule through the client package's ChatCatchUp
+ * (the one its `connectChat` uses), over a raw `ws` socket this harness controls: it can lose
+ * events on their way in and drop the socket at will. It keeps what a real app would: each
+ * conversation's messages (applied by id, as ChatCatchUp hands them over) and read position.
  */
 export class CatchUpClient {
   readonly conversations = new Map<string, CachedConversation>();
   /** `resync_required` frames handled. */
   resyncs = 0;
   private socket: SocketClient | undefined;
-  private queue: Promise<void> = Promise.resolve();
+  private readonly catchUp: ChatCatchUp;
   /** While set, events are lost on their way in (as when this instance's subscription is down). */
   losing = false;
   failure: unknown;
@@ -44,18 +51,32 @@ export class CatchUpClient {
     conversationIds: readonly string[],
   ) {
     for (const id of conversationIds) {
-      this.conversations.set(id, { version: 0, lastReadSeq: 0, messages: new Map() });
+      this.conversations.set(id, { lastReadSeq: 0, messages: new Map() });
     }
+    const history: ChatHistory = {
+      changes: (id, since) => this.changes(id, since),
+      overview: () => this.overview(),
+    };
+    this.catchUp = new ChatCatchUp(
+      history,
+      (event) => this.apply(event),
+      conversationIds.map((id) => [id, 0] as const),
+    );
   }
 
   get connected(): boolean {
     return this.socket?.isOpen ?? false;
   }
 
+  /** The conversation's version as the client has it. */
+  version(conversationId: string): number | undefined {
+    return this.catchUp.version(conversationId);
+  }
+
   async connect(): Promise<void> {
     const socket = await SocketClient.connect(this.socketUrl, { token: this.token() });
     this.socket = socket;
-    socket.ws.on('message', (data) => this.enqueue(JSON.parse(String(data)) as Frame));
+    socket.ws.on('message', (data) => this.receive(parseServerFrame(String(data))));
     await socket.waitFor('ready');
   }
 
@@ -68,7 +89,7 @@ export class CatchUpClient {
 
   /** Resolves once every frame received so far has been handled. */
   settled(): Promise<void> {
-    return this.queue;
+    return this.catchUp.settled();
   }
 
   /** Unread as the client can tell: the peer's live messages above its read position. */
@@ -83,59 +104,48 @@ export class CatchUpClient {
     return unread;
   }
 
-  private enqueue(frame: Frame): void {
+  private receive(frame: ServerFrame | undefined): void {
+    if (frame === undefined) return;
     const isEvent = frame.type.startsWith('message.') || frame.type === 'conversation.read';
     if (isEvent && this.losing) return;
-    this.queue = this.queue
-      .then(() => this.handle(frame))
-      .catch((error: unknown) => {
-        this.failure ??= error;
-      });
+    if (frame.type === 'resync_required') this.resyncs += 1;
+    this.catchUp.receive(frame).catch((error: unknown) => {
+      this.failure ??= error;
+    });
   }
 
-  private async handle(frame: Frame): Promise<void> {
-    if (frame.type === 'resync_required') this.resyncs += 1;
-    if (frame.type === 'ready' || frame.type === 'resync_required') return this.resync();
-    const cached = this.conversations.get(String(frame.conversation_id));
-    if (cached === undefined) return;
-    if (frame.type === 'conversation.read') {
-      cached.lastReadSeq = Math.max(cached.lastReadSeq, Number(frame.last_read_seq));
+  /** What ChatCatchUp hands over, kept as an app would keep it. */
+  private apply(event: ChatEvent): void {
+    if (event.type === 'sync') {
+      for (const conversation of event.conversations)
+        this.read(conversation.id, conversation.last_read_seq);
       return;
     }
-    if (!frame.type.startsWith('message.')) return;
-    const version = Number(frame.version);
-    if (version <= cached.version) return;
-    if (version > cached.version + 1) return this.catchUp(String(frame.conversation_id), cached);
-    this.keep(cached, frame.chat_message as CachedMessage);
-    cached.version = version;
+    if (event.type === 'conversation.read')
+      return this.read(event.conversation_id, event.last_read_seq);
+    if (event.type === 'typing') return;
+    const cached = this.conversations.get(event.conversation_id);
+    const { id, seq, sender_id, text, deleted, version } = event.chat_message;
+    cached?.messages.set(id, { id, seq, sender_id, text, deleted, version });
   }
 
-  private async resync(): Promise<void> {
-    for (const [id, cached] of this.conversations) {
-      const conversation = await this.get(`/api/chat/conversations/${id}`);
-      const { version, last_read_seq: lastReadSeq } = conversation.conversation as {
-        version: number;
-        last_read_seq: number;
-      };
-      cached.lastReadSeq = Math.max(cached.lastReadSeq, lastReadSeq);
-      if (version !== cached.version) await this.catchUp(id, cached);
-    }
+  private read(conversationId: string, lastReadSeq: number): void {
+    const cached = this.conversations.get(conversationId);
+    if (cached !== undefined) cached.lastReadSeq = Math.max(cached.lastReadSeq, lastReadSeq);
   }
 
-  private async catchUp(id: string, cached: CachedConversation): Promise<void> {
-    for (;;) {
-      const page = await this.get(
-        `/api/chat/conversations/${id}/changes?since_version=${cached.version}&limit=50`,
-      );
-      for (const message of page.messages as CachedMessage[]) this.keep(cached, message);
-      cached.version = page.version as number;
-      if (!page.has_more) return;
-    }
+  private async changes(id: string, since: number): Promise<ChangesPage> {
+    const url = `/api/chat/conversations/${id}/changes?since_version=${since}&limit=50`;
+    return (await this.get(url)) as unknown as ChangesPage;
   }
 
-  private keep(cached: CachedConversation, message: CachedMessage): void {
-    const { id, seq, sender_id, text, deleted, version } = message;
-    cached.messages.set(id, { id, seq, sender_id, text, deleted, version });
+  private async overview(): Promise<ChatOverview> {
+    type List = Pick<ChatOverview, 'conversations' | 'next_cursor'>;
+    const { conversations, next_cursor } = (await this.get(
+      '/api/chat/conversations?limit=100',
+    )) as unknown as List;
+    const unread = (await this.get('/api/chat/unread')) as unknown as ChatOverview['unread'];
+    return { conversations, next_cursor, unread };
   }
 
   private get(url: string): Promise<Record<string, unknown>> {
@@ -167,7 +177,7 @@ export function clientState(client: CatchUpClient, id: string) {
   if (cached === undefined) throw new Error(`conversation ${id} is not cached`);
   return {
     messages: [...cached.messages.values()].sort((a, b) => a.seq - b.seq),
-    version: cached.version,
+    version: client.version(id),
     last_read_seq: cached.lastReadSeq,
     unread_count: client.unreadCount(id),
   };

@@ -1,0 +1,68 @@
+/** How long to wait before reconnecting: exponential, capped, with full jitter. */
+export interface BackoffPolicy {
+  /** The ceiling of the first delay; it doubles with each failed attempt. Default 1 s. */
+  readonly baseMs?: number;
+  /** The highest ceiling. Default 30 s. */
+  readonly capMs?: number;
+  /** A connection that stayed up this long resets the attempts to 0. Default 10 s. */
+  readonly stableAfterMs?: number;
+}
+
+export const DEFAULT_BACKOFF: Required<BackoffPolicy> = {
+  baseMs: 1_000,
+  capMs: 30_000,
+  stableAfterMs: 10_000,
+};
+
+/** Past this many doublings every ceiling is the cap anyway (and 2 ** attempt stays finite). */
+const MAX_DOUBLINGS = 30;
+
+/**
+ * The delay before reconnect attempt `attempt` (0 first): uniformly random between 0 and
+ * min(cap, base × 2^attempt), "full jitter". When a server restarts, its clients spread their
+ * reconnects over the whole window instead of arriving together at each doubling.
+ */
+export function backoffDelay(
+  attempt: number,
+  policy: Required<BackoffPolicy>,
+  random: () => number,
+): number {
+  const doublings = Math.min(Math.max(0, attempt), MAX_DOUBLINGS);
+  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** doublings);
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * A delay around the cap, between half of it and all of it: for a refusal that retrying soon
+ * cannot fix (a sixth socket of the user), still jittered so that refused clients do not return
+ * together.
+ */
+export function cappedDelay(policy: Required<BackoffPolicy>, random: () => number): number {
+  return Math.floor(policy.capMs * (0.5 + random() / 2));
+}
+
+/** The attempts of one connection: counts failures, forgets them after a stable connection. */
+export class Backoff {
+  attempt = 0;
+  private readonly policy: Required<BackoffPolicy>;
+  private readonly random: () => number;
+
+  constructor(policy: Required<BackoffPolicy>, random: () => number) {
+    this.policy = policy;
+    this.random = random;
+  }
+
+  /** The delay before the next attempt; counts it. `slow`: a refusal retrying soon cannot fix. */
+  next(slow = false): number {
+    const delay = slow
+      ? cappedDelay(this.policy, this.random)
+      : backoffDelay(this.attempt, this.policy, this.random);
+    this.attempt += 1;
+    return delay;
+  }
+
+  /** A connection closed after being up `upForMs`: long enough, and the count starts again. */
+  closedAfter(upForMs: number | undefined): void {
+    if (upForMs !== undefined && upForMs >= this.policy.stableAfterMs) this.attempt = 0;
+  }
+}

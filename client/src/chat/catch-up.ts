@@ -1,0 +1,164 @@
+import type {
+  ChangesPage,
+  ChatEvent,
+  ChatMessage,
+  ChatMessageEvent,
+  Conversation,
+  UnreadCounts,
+} from './events.js';
+import type { MessageFrame, ServerFrame } from './frames.js';
+
+/** Where catching up reads from: the service's HTTP API, the source of truth. */
+export interface ChatHistory {
+  /**
+   * One page of `GET /api/chat/conversations/{id}/changes?since_version=…`; `null` when the
+   * conversation does not exist for the caller (`404`).
+   */
+  changes(conversationId: string, sinceVersion: number): Promise<ChangesPage | null>;
+  /** The first page of `GET /api/chat/conversations`, and `GET /api/chat/unread`. */
+  overview(): Promise<ChatOverview>;
+}
+
+export interface ChatOverview {
+  readonly conversations: readonly Conversation[];
+  readonly next_cursor: string | null;
+  readonly unread: UnreadCounts;
+}
+
+/** Conversations caught up at once after a (re)connection: a few requests in flight, not hundreds. */
+const PARALLEL_CATCH_UPS = 4;
+
+/**
+ * API.md's catch-up rule, apart from any socket: it keeps the last applied `version` of each
+ * conversation; drops an event at or below it, applies the next one, and on a gap pages `changes`
+ * from it until `has_more` is false; after `ready` and `resync_required` it reads the conversation
+ * list and catches up each tracked conversation whose version moved (or that the first page does
+ * not show). Frames are handled one at a time, in arrival order, so what `deliver` gets is in
+ * `version` order per conversation, each change once.
+ *
+ * A conversation it has no version for is tracked from its first event on (a conversation started
+ * meanwhile, or one the app never loaded); `track` gives it the version of what the app loaded.
+ */
+export class ChatCatchUp {
+  private readonly versions = new Map<string, number>();
+  private readonly history: ChatHistory;
+  private readonly deliver: (event: ChatEvent) => void;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    history: ChatHistory,
+    deliver: (event: ChatEvent) => void,
+    versions: Iterable<readonly [string, number]> = [],
+  ) {
+    this.history = history;
+    this.deliver = deliver;
+    for (const [id, version] of versions) this.track(id, version);
+  }
+
+  /** The last version applied in the conversation, or undefined when it is not tracked. */
+  version(conversationId: string): number | undefined {
+    return this.versions.get(conversationId);
+  }
+
+  /** The app has the conversation up to `version` (never moves a version back). */
+  track(conversationId: string, version: number): void {
+    const own = this.versions.get(conversationId);
+    if (own === undefined || version > own) this.versions.set(conversationId, version);
+  }
+
+  forget(conversationId: string): void {
+    this.versions.delete(conversationId);
+  }
+
+  /**
+   * Handles `frame` once every frame received before it is handled. Rejects when catching up
+   * failed (the HTTP call did): the caller reconnects, and the resync after `ready` repairs it.
+   */
+  receive(frame: ServerFrame): Promise<void> {
+    const handled = this.queue.then(() => this.handle(frame));
+    this.queue = handled.catch(() => undefined);
+    return handled;
+  }
+
+  /** Resolves once every frame received so far has been handled. */
+  settled(): Promise<void> {
+    return this.queue;
+  }
+
+  private async handle(frame: ServerFrame): Promise<void> {
+    switch (frame.type) {
+      case 'ready':
+      case 'resync_required':
+        return this.resync();
+      case 'message.created':
+      case 'message.updated':
+      case 'message.deleted':
+        return this.apply(frame);
+      case 'conversation.read':
+      case 'typing':
+        return this.deliver(frame);
+      case 'pong':
+        return;
+    }
+  }
+
+  private async apply(frame: MessageFrame): Promise<void> {
+    const { type, conversation_id: id, version, chat_message } = frame;
+    const own = this.versions.get(id);
+    if (own !== undefined && version <= own) return; // applied already
+    if (own !== undefined && version > own + 1) return this.catchUp(id); // missed some
+    this.versions.set(id, version);
+    this.deliver({ type, conversation_id: id, version, chat_message, source: 'socket' });
+  }
+
+  /** Pages `changes` from the conversation's version until `has_more` is false. */
+  private async catchUp(id: string): Promise<void> {
+    for (;;) {
+      const since = this.versions.get(id);
+      if (since === undefined) return; // forgotten meanwhile
+      const page = await this.history.changes(id, since);
+      if (page === null) return this.forget(id);
+      for (const message of page.messages) this.applyChange(id, message);
+      this.track(id, page.version);
+      if (!page.has_more) return;
+      if (page.version <= since) throw new Error(`changes of ${id} did not move past ${since}`);
+    }
+  }
+
+  private applyChange(id: string, message: ChatMessage): void {
+    const own = this.versions.get(id);
+    if (own === undefined || message.version <= own) return;
+    this.versions.set(id, message.version);
+    this.deliver(changeEvent(id, message));
+  }
+
+  private async resync(): Promise<void> {
+    const overview = await this.history.overview();
+    const listed = new Map(overview.conversations.map((c) => [c.id, c.version]));
+    // Moved, or not on the first page (asking its `changes` tells as much as finding it would).
+    const moved = [...this.versions].filter(([id, own]) => (listed.get(id) ?? Infinity) > own);
+    const ids = moved.map(([id]) => id);
+    const worker = async () => {
+      for (let id = ids.shift(); id !== undefined; id = ids.shift()) await this.catchUp(id);
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_CATCH_UPS, ids.length) }, worker));
+    const { conversations, next_cursor, unread } = overview;
+    this.deliver({ type: 'sync', conversations, next_cursor, unread });
+  }
+}
+
+/** A message read from `changes` as an event; its type inferred from its current state. */
+function changeEvent(conversationId: string, message: ChatMessage): ChatMessageEvent {
+  const type = message.deleted
+    ? 'message.deleted'
+    : message.edited_at !== null
+      ? 'message.updated'
+      : 'message.created';
+  return {
+    type,
+    conversation_id: conversationId,
+    version: message.version,
+    chat_message: message,
+    source: 'changes',
+  };
+}

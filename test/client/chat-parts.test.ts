@@ -1,0 +1,139 @@
+// The chat connection's parts that need no service: the backoff's delays, what each close code
+// means, the socket's URL, frame parsing, and listeners that throw.
+import { describe, expect, it, vi } from 'vitest';
+import { Backoff } from '../../client/src/chat/backoff.js';
+import { ChatListeners } from '../../client/src/chat/events.js';
+import {
+  backoffDelay,
+  chatSocketUrl,
+  closeVerdict,
+  DEFAULT_BACKOFF,
+  parseServerFrame,
+} from '../../client/src/index.js';
+
+const policy = { baseMs: 1_000, capMs: 30_000, stableAfterMs: 10_000 };
+/** A random source that answers `values` in turn. */
+const sequence = (...values: number[]) => {
+  let i = 0;
+  return () => values[i++ % values.length] ?? 0;
+};
+
+describe('the reconnect backoff', () => {
+  it('is uniformly random below min(cap, base × 2^attempt): full jitter', () => {
+    const top = () => 0.999_999;
+    expect([0, 1, 2, 3, 4, 5, 6].map((n) => backoffDelay(n, policy, top))).toEqual([
+      999, 1_999, 3_999, 7_999, 15_999, 29_999, 29_999,
+    ]);
+    expect(backoffDelay(3, policy, () => 0)).toBe(0);
+    expect(backoffDelay(3, policy, () => 0.5)).toBe(4_000);
+  });
+
+  it('stays finite and capped however many attempts failed', () => {
+    for (const attempt of [31, 1_000, 1e9, Number.MAX_SAFE_INTEGER]) {
+      expect(backoffDelay(attempt, policy, () => 0.999_999)).toBe(29_999);
+    }
+    expect(backoffDelay(-1, policy, () => 0.5)).toBe(500);
+  });
+
+  it('spreads clients over the window instead of sending them back together', () => {
+    const random = sequence(0.1, 0.7, 0.35, 0.9);
+    const delays = [0, 0, 0, 0].map(() => backoffDelay(2, policy, random));
+    expect(delays).toEqual([400, 2_800, 1_400, 3_600]);
+  });
+
+  it('counts attempts, waits near the cap for a refusal retrying cannot fix, and forgets after a stable connection', () => {
+    const backoff = new Backoff(policy, () => 0.999_999);
+    expect([backoff.next(), backoff.next(), backoff.next()]).toEqual([999, 1_999, 3_999]);
+    const slow = new Backoff(policy, sequence(0, 0.999_999));
+    expect([slow.next(true), slow.next(true)]).toEqual([15_000, 29_999]);
+    backoff.closedAfter(9_999); // not stable: the count goes on
+    expect(backoff.next()).toBe(7_999);
+    backoff.closedAfter(undefined); // never got ready
+    expect(backoff.attempt).toBe(4);
+    backoff.closedAfter(10_000);
+    expect(backoff.next()).toBe(999);
+    expect(DEFAULT_BACKOFF).toEqual(policy);
+  });
+});
+
+describe('close codes', () => {
+  it('renews after 4401, stops after 4403, waits after 4429, reconnects after the rest', () => {
+    const codes = [4401, 4403, 4429, 4408, 4008, 1001, 1006, 1009, 1011, 1013, 4000];
+    expect(Object.fromEntries(codes.map((code) => [code, closeVerdict(code)]))).toEqual({
+      4401: 'renew',
+      4403: 'stop',
+      4429: 'wait',
+      4408: 'reconnect',
+      4008: 'reconnect',
+      1001: 'reconnect',
+      1006: 'reconnect',
+      1009: 'reconnect',
+      1011: 'reconnect',
+      1013: 'reconnect',
+      4000: 'reconnect',
+    });
+  });
+});
+
+describe('the chat socket URL', () => {
+  it('is the base URL with ws for http and wss for https, path prefix kept', () => {
+    expect(chatSocketUrl('http://127.0.0.1:3000')).toBe('ws://127.0.0.1:3000/api/chat/ws');
+    expect(chatSocketUrl('https://accounts.example.com/')).toBe(
+      'wss://accounts.example.com/api/chat/ws',
+    );
+    expect(chatSocketUrl('https://example.com/accounts//')).toBe(
+      'wss://example.com/accounts/api/chat/ws',
+    );
+    expect(() => chatSocketUrl('ftp://example.com')).toThrow(TypeError);
+  });
+});
+
+describe('server frames', () => {
+  it('parses the known frames and ignores the rest', () => {
+    const ready = { type: 'ready', user_id: 'u', session_id: 's' };
+    expect(parseServerFrame(JSON.stringify(ready))).toEqual(ready);
+    const event = {
+      type: 'message.created',
+      conversation_id: 'c',
+      version: 3,
+      chat_message: { id: 'm' },
+    };
+    expect(parseServerFrame(JSON.stringify(event))).toEqual(event);
+    const junk = [
+      'not json',
+      'null',
+      '[]',
+      '{"type":"dance"}',
+      '{"type":"ready"}',
+      '{"type":"toString"}',
+      JSON.stringify({ ...event, version: '3' }),
+      JSON.stringify({ ...event, chat_message: null }),
+      JSON.stringify({ type: 'typing', conversation_id: 'c' }),
+    ];
+    for (const text of junk) expect(parseServerFrame(text), text).toBeUndefined();
+    expect(parseServerFrame(new ArrayBuffer(2))).toBeUndefined();
+  });
+});
+
+describe('chat listeners', () => {
+  it('a listener that throws is reported to error listeners; the others still get the event', () => {
+    const listeners = new ChatListeners();
+    const got: string[] = [];
+    const errors: unknown[] = [];
+    const failure = new Error('render failed');
+    listeners.on('typing', () => {
+      throw failure;
+    });
+    listeners.on('typing', (event) => got.push(event.user_id));
+    const off = listeners.on('error', (error) => errors.push(error));
+    listeners.deliver({ type: 'typing', conversation_id: 'c', user_id: 'u' });
+    expect(got).toEqual(['u']);
+    expect(errors).toEqual([failure]);
+
+    off(); // without error listeners, to the console
+    const console = vi.spyOn(globalThis.console, 'error').mockImplementation(() => undefined);
+    listeners.deliver({ type: 'typing', conversation_id: 'c', user_id: 'v' });
+    expect(console).toHaveBeenCalledWith('chat listener failed', failure);
+    console.mockRestore();
+  });
+});
