@@ -12,6 +12,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits for a condition; 1 s (its default) is short on a busy 2-core machine.
+    expect: { poll: { timeout: 10_000 } },
     // Each file starts its own app and database; two workers match the 2-core CI machine.
     pool: 'forks',
     maxWorkers: 2,
