@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { verifyAccessToken } from './accounts/caller.js';
 import { planCodeMail } from './auth/code-requests.js';
@@ -10,7 +10,7 @@ import type { Config } from './config.js';
 import type { ServiceContext } from './context.js';
 import { openDatabase } from './db/database.js';
 import type { EventBus } from './events/bus.js';
-import { MemoryEventBus } from './events/memory-bus.js';
+import { openEventBus } from './events/open-bus.js';
 import { countingPublications } from './events/counted-bus.js';
 import { ChatGateway, type GatewayOptions } from './chat/realtime/gateway.js';
 import { chatSocketRoutes, registerWebSockets } from './chat/realtime/routes.js';
@@ -22,21 +22,14 @@ import { answerProtocolError, requireHostHeader } from './http/protocol-errors.j
 import { logRequests } from './http/request-log.js';
 import { trackRoutes } from './http/route-table.js';
 import { ErrorBody } from './http/schemas.js';
-import { FallbackWindowStore } from './limits/fallback-store.js';
-import { MemoryWindowStore } from './limits/memory-store.js';
+import { openLimitStore } from './limits/open-store.js';
 import { LIMITS, Limits, type ChatLimitRules } from './limits/policies.js';
-import type { SlidingWindowStore } from './limits/sliding-window.js';
 import { DEFAULT_DELIVERY_TIMING, MailDelivery, type DeliveryTiming } from './mail/delivery.js';
 import { createOutbox } from './mail/outbox.js';
 import { consoleTransport, smtpTransport } from './mail/transports.js';
 import { docsRoutes, openApiDocument } from './operations/docs.js';
 import { databaseOutageLog, reportAnswers } from './db/outage.js';
-import {
-  databaseCheck,
-  healthRoutes,
-  type Dependency,
-  type DependencyCheck,
-} from './operations/health.js';
+import { databaseCheck, healthRoutes, type Dependency } from './operations/health.js';
 import { jwksRoutes } from './operations/jwks.js';
 import { loggerOptions } from './operations/logging.js';
 import { Metrics, metricsRoutes } from './operations/metrics.js';
@@ -110,7 +103,7 @@ export async function buildApp(
   ).withPlugin(reportAnswers(databaseOutage));
   await migrateToLatest(db);
 
-  const { store: limitStore, check: redisCheck } = await openLimitStore(config, clock, app);
+  const { store: limitStore, check: redisCheck } = await openLimitStore(config, clock, app.log);
 
   const transport = config.smtpUrl
     ? await smtpTransport(config.smtpUrl, config.mailFrom)
@@ -205,35 +198,4 @@ export async function buildApp(
   await app.register(jwksRoutes, { tokens: accessTokens });
   await app.register(docsRoutes, { publicUrl: config.publicUrl });
   return app;
-}
-
-/** One process by default; with REDIS_URL, Redis pub/sub reaching every instance. */
-async function openEventBus(
-  config: Config,
-  clock: () => number,
-  log: FastifyBaseLogger,
-): Promise<EventBus> {
-  if (config.redisUrl === undefined) return new MemoryEventBus(log, clock);
-  const { RedisEventBus } = await import('./events/redis-bus.js');
-  return RedisEventBus.connect(config.redisUrl, log, clock);
-}
-
-/** Memory by default; with REDIS_URL, Redis shared by every instance, memory while it is away. */
-async function openLimitStore(
-  config: Config,
-  clock: () => number,
-  app: FastifyInstance,
-): Promise<{ store: SlidingWindowStore; check?: DependencyCheck }> {
-  const memory = new MemoryWindowStore(clock);
-  if (config.redisUrl === undefined) return { store: memory };
-  const { RedisWindowStore } = await import('./limits/redis-store.js');
-  const redis = await RedisWindowStore.connect(config.redisUrl);
-  return {
-    store: new FallbackWindowStore(redis, memory, {
-      log: app.log,
-      clock,
-      probe: () => redis.ping(),
-    }),
-    check: () => redis.ping(),
-  };
 }
