@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import { deleteUser } from './users.store.js';
+import { inTransaction } from '../db/transaction.js';
 
 /**
  * What a group removes or rewrites of an account's data when the account is deleted. Runs inside
@@ -18,7 +19,8 @@ export async function deleteAccountRecords(
   hooks: readonly AccountDeletionHook[],
 ): Promise<void> {
   const afterCommit: AfterCommit[] = [];
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
+    afterCommit.length = 0; // a second attempt starts over
     for (const hook of hooks) {
       const then = await hook(trx, userId);
       if (then !== undefined) afterCommit.push(then);

@@ -5,6 +5,7 @@ import { checkCode, consumeCheckedCode } from './one-time-codes.js';
 import { requestCode } from './code-requests.js';
 import type { Caller } from '../accounts/caller.js';
 import { findUserByEmail, findUserById, markEmailConfirmed } from '../accounts/users.store.js';
+import { inTransaction } from '../db/transaction.js';
 
 /** With a bearer token, the address must be the caller's own. */
 async function assertCallerOwns(
@@ -46,7 +47,7 @@ export async function confirmEmail(
   // Every address takes a try (a decoy one if it has no code) before any answer.
   const checked = await checkCode(ctx, email, user?.id, 'confirm_email', code);
   if (user === undefined || user.email_confirmed_at !== null) throw Errors.invalidCode();
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx.db, async (trx) => {
     await consumeCheckedCode(trx, checked);
     await markEmailConfirmed(trx, user.id, ctx.clock());
   });

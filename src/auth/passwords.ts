@@ -15,6 +15,7 @@ import {
   replacePasswordHash,
   type UserRow,
 } from '../accounts/users.store.js';
+import { inTransaction } from '../db/transaction.js';
 
 /**
  * Verifies the caller's current password, counting wrong ones: after 5 within 15 minutes every
@@ -51,7 +52,7 @@ export async function changePassword(
 
   const newHash = await ctx.hasher.hash(normalizePassword(next));
   const now = ctx.clock();
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx.db, async (trx) => {
     // Lost a race with a concurrent change: the password we verified is no longer the current one.
     if (!(await replacePasswordHash(trx, user.id, user.password_hash, newHash, now)))
       throw Errors.incorrectPassword();
@@ -89,7 +90,7 @@ export async function resetPassword(
 
   const newHash = await ctx.hasher.hash(normalizePassword(next));
   const now = ctx.clock();
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx.db, async (trx) => {
     await consumeCheckedCode(trx, checked);
     if (!(await replacePasswordHash(trx, user.id, user.password_hash, newHash, now)))
       throw Errors.invalidCode();

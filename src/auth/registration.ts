@@ -12,6 +12,7 @@ import {
   normalizeEmail,
   type UserRow,
 } from '../accounts/users.store.js';
+import { inTransaction } from '../db/transaction.js';
 
 export interface Registration {
   readonly email: string;
@@ -45,7 +46,7 @@ export async function register(
     updated_at: now,
   };
   try {
-    await ctx.db.transaction().execute(async (trx) => {
+    await inTransaction(ctx.db, async (trx) => {
       await insertUser(trx, user);
       const code = await issueCode(ctx, trx, user.id, 'confirm_email');
       await ctx.outbox.enqueue(trx, confirmationCodeMessage(email, code), now);

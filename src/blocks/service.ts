@@ -6,6 +6,7 @@ import { isRowId } from '../db/ids.js';
 import { Errors } from '../errors.js';
 import { splitPage, type Page } from '../http/cursor.js';
 import { deleteBlock, findBlocksWith, insertBlock, pageOfBlocks } from './blocks.store.js';
+import { inTransaction } from '../db/transaction.js';
 
 /** Who blocks whom between the caller and another account. */
 export interface BlockRelation {
@@ -52,7 +53,7 @@ async function requireAccount(db: Db, userId: string): Promise<void> {
 export async function blockUser(ctx: ServiceContext, caller: Caller, userId: string) {
   if (userId === caller.userId) throw Errors.cannotBlockSelf();
   await requireAccount(ctx.db, userId);
-  await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx.db, async (trx) => {
     await insertBlock(trx, caller.userId, userId, ctx.clock());
     for (const hook of ctx.blockHooks) await hook(trx, caller.userId, userId);
   });

@@ -15,6 +15,7 @@ import {
 } from './messages.store.js';
 import { blockRefusal, sendFactsOf } from './send-rules.js';
 import { chatMessageView, type ChatMessage } from './views.js';
+import { inTransaction } from '../db/transaction.js';
 
 export const EDIT_WINDOW_MS = 15 * 60_000;
 /** Above every seq (an INTEGER column): the newest page. */
@@ -104,7 +105,7 @@ export async function editMessage(
   const blocked = blockRefusal((await sendFactsOf(ctx, access)).block);
   if (blocked !== undefined) throw blocked;
 
-  const edited = await ctx.db.transaction().execute(async (trx) => {
+  const edited = await inTransaction(ctx.db, async (trx) => {
     const { version } = await raiseVersion(trx, conversation.id);
     const row = await updateMessageText(trx, message.id, { text, version, now: ctx.clock() });
     // Deleted meanwhile: throwing rolls the version back.
@@ -126,7 +127,7 @@ export async function deleteMessage(
 
   let tombstone: MessageRow;
   try {
-    tombstone = await ctx.db.transaction().execute(async (trx) => {
+    tombstone = await inTransaction(ctx.db, async (trx) => {
       const { version } = await raiseVersion(trx, conversation.id);
       const row = await tombstoneMessage(trx, message.id, { version, now: ctx.clock() });
       if (row === undefined) throw Errors.messageDeleted(); // rolls the version back

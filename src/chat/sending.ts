@@ -8,6 +8,7 @@ import { findMessageByClientKey, type MessageRow } from './messages.store.js';
 import { storeSentMessage, type UnnumberedMessage } from './send.store.js';
 import { sendFactsOf, sendRefusal } from './send-rules.js';
 import { chatMessageView, type ChatMessage } from './views.js';
+import { inTransaction } from '../db/transaction.js';
 
 export interface SendInput {
   readonly client_message_id: string;
@@ -89,16 +90,19 @@ async function storeCounted(ctx: ServiceContext, message: UnnumberedMessage) {
  */
 async function storeIfNew(ctx: ServiceContext, message: UnnumberedMessage) {
   let takeBack: (() => Promise<void>) | undefined;
-  try {
-    return await ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(
+    ctx.db,
+    async (trx) => {
       const row = await storeSentMessage(trx, message);
       takeBack = await ctx.limits.takeChatSend(message.sender_id, message.conversation_id);
       return row;
-    });
-  } catch (error) {
-    await takeBack?.();
-    throw error;
-  }
+    },
+    // Counted, but the transaction did not commit: give the slot back (once per attempt).
+    async () => {
+      await takeBack?.();
+      takeBack = undefined;
+    },
+  );
 }
 
 /**

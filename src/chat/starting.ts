@@ -12,6 +12,7 @@ import { getConversation } from './conversations.js';
 import { findConversationByPair, insertConversation, pairKey } from './conversations.store.js';
 import { findMembership } from './membership.js';
 import { sendRefusal } from './send-rules.js';
+import { inTransaction } from '../db/transaction.js';
 
 export interface Started {
   readonly conversation: ConversationView;
@@ -48,7 +49,7 @@ export async function startConversation(
   const id = randomUUID();
   const now = ctx.clock();
   try {
-    await ctx.db.transaction().execute((trx) =>
+    await inTransaction(ctx.db, (trx) =>
       insertConversation(trx, {
         id,
         influencer_id: influencerId,

@@ -16,6 +16,7 @@ import { findProfile, type Profile } from './profiles.store.js';
 import { findProfileByRef } from './profiles.js';
 import { influencerView, viewerOf } from './viewer.js';
 import { assertNotBlocked } from './blocking.js';
+import { inTransaction } from '../db/transaction.js';
 
 /**
  * Whether the caller may follow `target`: not oneself; and not across a block, which is checked
@@ -62,15 +63,23 @@ async function changeFollow(
   change: (trx: Db) => Promise<boolean>,
 ): Promise<number> {
   let takeBack: (() => Promise<void>) | undefined;
+  // Counted, but the transaction did not commit: give the slot back (once per attempt).
+  const giveBack = async () => {
+    await takeBack?.();
+    takeBack = undefined;
+  };
   try {
-    return await ctx.db.transaction().execute(async (trx) => {
-      if (!(await change(trx))) return followersCount(trx, influencerId);
-      takeBack = await ctx.limits.takeFollowChange(caller.userId);
-      const [updated] = await addToFollowersCounts(trx, [influencerId], delta);
-      return updated?.followers_count ?? 0;
-    });
+    return await inTransaction(
+      ctx.db,
+      async (trx) => {
+        if (!(await change(trx))) return followersCount(trx, influencerId);
+        takeBack = await ctx.limits.takeFollowChange(caller.userId);
+        const [updated] = await addToFollowersCounts(trx, [influencerId], delta);
+        return updated?.followers_count ?? 0;
+      },
+      giveBack,
+    );
   } catch (error) {
-    await takeBack?.(); // counted, but the transaction did not commit
     // The profile (or the caller's account) was deleted since it was looked up.
     if (isForeignKeyViolation(error)) throw Errors.notFound();
     throw error;

@@ -25,6 +25,7 @@ import {
   type Link,
 } from './values.js';
 import { influencerViewOne, type InfluencerView } from './viewer.js';
+import { inTransaction } from '../db/transaction.js';
 
 export interface ProfileInput {
   readonly handle: string;
@@ -68,9 +69,9 @@ export async function createProfile(
   if ((await findProfile(ctx.db, caller.userId)) !== undefined) throw Errors.alreadyInfluencer();
   const profile = newProfile(caller.userId, input, ctx.clock());
   try {
-    await ctx.db
-      .transaction()
-      .execute((trx) => insertProfiles(trx, [{ profile, facets: facetsOf(profile) }]));
+    await inTransaction(ctx.db, (trx) =>
+      insertProfiles(trx, [{ profile, facets: facetsOf(profile) }]),
+    );
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // The loser of a race: for the same account (two creates at once), or for the handle.
@@ -96,7 +97,7 @@ export async function updateMyProfile(
   if (Object.keys(changes).length === 0) return getMyProfile(ctx, caller);
   let updated: Profile | undefined;
   try {
-    updated = await ctx.db.transaction().execute(async (trx) => {
+    updated = await inTransaction(ctx.db, async (trx) => {
       const profile = await updateProfile(trx, caller.userId, changes, ctx.clock());
       const listedDifferently = ['handle', 'search_name', 'categories'].some((f) => f in changes);
       if (profile !== undefined && listedDifferently)
