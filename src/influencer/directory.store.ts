@@ -111,7 +111,45 @@ const countMatches = reusableQuery((db: Executor, phrase: string, cap: number) =
  */
 async function isRare(db: Executor, folded: string, limit: number): Promise<boolean> {
   if (isPostgres(db)) return false;
+  const key = `${limit}:${folded}`;
+  const known = rarity.recall(db, key);
+  if (known !== undefined) return known;
   const threshold = RARE_MATCHES_PER_RESULT * limit;
   const [row] = await countMatches(db, ftsPhrase(folded), threshold);
-  return Number(row?.n ?? 0) < threshold;
+  const rare = Number(row?.n ?? 0) < threshold;
+  rarity.remember(db, key, rare);
+  return rare;
 }
+
+/**
+ * Whether a text is rare changes only as profiles come and go, and asking costs a query on every
+ * search: remembered per database for a minute, for the last 1,000 texts. A stale answer costs
+ * time, never results: a walk that does not fill the page falls back to the substring index, and
+ * the index alone answers every text correctly.
+ */
+class RarityMemory {
+  private readonly byDatabase = new WeakMap<
+    Executor,
+    Map<string, { rare: boolean; until: number }>
+  >();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxTexts: number,
+  ) {}
+
+  recall(db: Executor, key: string): boolean | undefined {
+    const entry = this.byDatabase.get(db)?.get(key);
+    return entry !== undefined && entry.until > Date.now() ? entry.rare : undefined;
+  }
+
+  remember(db: Executor, key: string, rare: boolean): void {
+    let texts = this.byDatabase.get(db);
+    if (texts === undefined) this.byDatabase.set(db, (texts = new Map()));
+    texts.delete(key);
+    texts.set(key, { rare, until: Date.now() + this.ttlMs });
+    if (texts.size > this.maxTexts) texts.delete(texts.keys().next().value as string);
+  }
+}
+
+const rarity = new RarityMemory(60_000, 1_000);

@@ -164,4 +164,30 @@ describe.each(backends)('paging the directory ($name)', (backend) => {
       { seed: 11, numRuns: 60 },
     );
   });
+
+  it('finds every match of a text that was rare a moment ago and is common now', async () => {
+    const popularFirst = async (q: string) => {
+      const params = new URLSearchParams({ q, sort: 'popular', limit: '20' });
+      const response = await t.call('GET', `/api/influencers?${params}`, { ip: randomIp() });
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json().influencers.map((i: { id: string }) => i.id);
+    };
+    expect(await popularFirst('qzxv')).toEqual([]); // rare: none at all
+    // Enough to make it common (over 5 matches per row asked for), spread over the popularity order.
+    const newcomers = Array.from({ length: 150 }, (_, i) => ({
+      ...newProfile(
+        randomUUID(),
+        { handle: `qzxv_${i}`, display_name: `Qzxv Fan ${i}`, categories: ['music'] },
+        Date.now(),
+      ),
+      followers_count: (i * 7919) % 1000,
+    }));
+    await insertDirectory(
+      t.db,
+      newcomers.map((profile) => ({ profile, facets: facetsOf(profile) })),
+    );
+    directory = [...directory, ...newcomers];
+    const expected = [...newcomers].sort(ORDER.popular).map((p) => p.id);
+    expect(await popularFirst('qzxv')).toEqual(expected.slice(0, 20));
+  });
 });
