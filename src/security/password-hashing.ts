@@ -7,17 +7,17 @@ const LIBUV_DEFAULT_POOL = 4;
 /**
  * argon2id with OWASP's least memory per hash, m=7 MiB (its Password Storage Cheat Sheet lists
  * m=46/t=1, 19/2, 12/3, 9/4 and 7/5, all p=1, as equally strong), and more passes than its t=5:
- * t=8 costs the same CPU per hash as the former m=19 MiB/t=2 (both ~12 ms here), so logins/s and
- * the login-to-raw-hash ratio stay where they were, for 56 MiB of passes against OWASP's 35-38.
- * A hash's memory is held for its whole life on every login: two in flight now hold 14 MiB, not
- * 38, which keeps the process under 150 MiB (README, "Where the memory goes"). With t=5 a hash
- * cost ~7.5 ms and a login's own work became too large a share of it (login 83-86 % of raw).
+ * t=9 is the fewest that cost no less CPU per hash than the former m=19 MiB/t=2 (11.1-11.5 ms
+ * against 10.2-11.1 here), so a login's own work stays as small a share of it as before (with
+ * t=5, ~7 ms a hash, login fell to 83-86 % of the raw hash rate). A hash's memory is held for its
+ * whole life on every login: two in flight hold 14 MiB, not 38, which keeps the process under
+ * 150 MiB (README, "Where the memory goes").
  */
 export const ARGON2_PARAMETERS = {
   algorithm: 2, // Algorithm.Argon2id; the enum is `const`, which isolatedModules cannot import.
   version: 1, // Version.V0x13, the current one (and the library's default).
   memoryCost: 7_168,
-  timeCost: 8,
+  timeCost: 9,
   parallelism: 1,
 } as const;
 

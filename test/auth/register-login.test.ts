@@ -399,7 +399,7 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
   });
 
   /** Today's parameters, as a PHC prefix (src/security/password-hashing.ts). */
-  const TODAYS_HASH = /^\$argon2id\$v=19\$m=7168,t=8,p=1\$/;
+  const TODAYS_HASH = /^\$argon2id\$v=19\$m=7168,t=9,p=1\$/;
 
   const storedHash = async (userId: string) =>
     (
@@ -427,7 +427,7 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
     return { account, old };
   }
 
-  it("stores new passwords with today's parameters (argon2id, m=7 MiB, t=8, p=1)", async () => {
+  it("stores new passwords with today's parameters (argon2id, m=7 MiB, t=9, p=1)", async () => {
     const account = await t.register();
     expect(await storedHash(account.userId)).toMatch(TODAYS_HASH);
   });
