@@ -26,6 +26,12 @@ export function findingNotes({ directory, memory }) {
       `Memory scenario, inside the service at its largest RSS (sampled every 100 ms there): ` +
         JSON.stringify(memory.at_peak_inside),
     );
+    if (memory.heap_snapshot_after_load) {
+      notes.push(
+        'Memory scenario, heap snapshot after the load (live objects only; self sizes, MiB): ' +
+          JSON.stringify(memory.heap_snapshot_after_load),
+      );
+    }
   }
   return notes;
 }

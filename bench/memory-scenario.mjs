@@ -2,24 +2,44 @@
 // sampled every 100 ms from the moment the process exists: start-up, users registered over the
 // API, then GET /api/profile on 10 connections and POST /api/login on 10 more, at once. Reports
 // the largest sample of each phase and VmHWM (the kernel's own peak since the process started),
-// and, from inside the service (bench/loop-monitor.cjs), where the memory was at its largest.
+// and where the memory was at its largest: from outside (/proc/<pid>/smaps, bench/smaps.mjs) at
+// the largest sample, from inside the service (bench/loop-monitor.cjs: process.memoryUsage() and
+// V8's heap spaces) at its own largest, and, with `--heap-snapshot`, what the live heap holds.
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { cwd } from 'node:process';
 import { createBenchDatabase } from './database.mjs';
 import { ARGON2_PARAMETERS } from './hashing.mjs';
+import { summarizeHeapSnapshot } from './heap-snapshot.mjs';
 import { runLoad } from './load.mjs';
 import { MIB, round } from './memory.mjs';
+import { RESULTS_DIR } from './report.mjs';
 import { BUILDERS } from './scenarios.mjs';
 import { seedAccounts } from './seed.mjs';
 import { sleep, startService } from './server.mjs';
+import { residentByKind } from './smaps.mjs';
 
 export const MEMORY_LOAD = { profileConnections: 10, loginConnections: 10, loginUsers: 20 };
 const SAMPLE_INTERVAL_MS = 100;
 
+/** Writing a snapshot of a ~40 MiB heap takes seconds on a busy machine. */
+const SNAPSHOT_TIMEOUT_MS = 60_000;
+/** Kept after the run, to open in Chrome DevTools (Memory tab). */
+const SNAPSHOT_FILE = join(RESULTS_DIR, 'profiles', 'memory.heapsnapshot');
+
 /**
- * @param {{ adminUrl?: string, redisUrl?: string, logLevel?: string, durationSeconds: number }} options
+ * @param {{ adminUrl?: string, redisUrl?: string, logLevel?: string, durationSeconds: number,
+ *   heapSnapshot: boolean }} options
  */
 export async function measureMemoryScenario(options) {
   const database = await createBenchDatabase(options.adminUrl);
-  const recorder = rssRecorder();
+  const databaseDir = database.kind === 'sqlite' ? database.workDir : undefined;
+  const recorder = rssRecorder(databaseDir);
+  const snapshotFile = options.heapSnapshot ? SNAPSHOT_FILE : undefined;
+  if (snapshotFile) {
+    mkdirSync(dirname(snapshotFile), { recursive: true });
+    rmSync(snapshotFile, { force: true });
+  }
   /** @type {import('./server.mjs').Service | undefined} */
   let service;
   try {
@@ -29,6 +49,7 @@ export async function measureMemoryScenario(options) {
       logLevel: options.logLevel,
       logFile: undefined,
       cpuProfDir: undefined,
+      heapSnapshot: snapshotFile,
       onSpawn: recorder.start,
     });
     recorder.phase('set-up');
@@ -60,7 +81,8 @@ export async function measureMemoryScenario(options) {
     await sleep(500); // the last logins still in flight
     const { samples, largest } = recorder.stop();
     const hwm = round(service.memory().hwm / MIB);
-    const inside = await service.loopDelay();
+    const databaseFiles = databaseDir ? sqliteFileSizes(databaseDir) : undefined;
+    const inside = await service.loopDelay(snapshotFile ? SNAPSHOT_TIMEOUT_MS : undefined);
     return {
       login: { connections: MEMORY_LOAD.loginConnections, ...loginLoad },
       profile: { connections: MEMORY_LOAD.profileConnections, ...profileLoad },
@@ -73,6 +95,10 @@ export async function measureMemoryScenario(options) {
       loop_delay: { p99_ms: inside.p99_ms, max_ms: inside.max_ms },
       at_largest_sample: largest,
       at_peak_inside: inside.peak_memory,
+      sqlite_files_kib: databaseFiles,
+      heap_snapshot_after_load: snapshotFile
+        ? { file: relative(cwd(), snapshotFile), ...summarizeHeapSnapshot(snapshotFile) }
+        : undefined,
     };
   } finally {
     recorder.stop();
@@ -81,14 +107,15 @@ export async function measureMemoryScenario(options) {
   }
 }
 
-/** argon2's working memory: one anonymous mapping of memoryCost KiB (and malloc's page) per hash. */
+/** argon2's working memory: one anonymous mapping of memoryCost KiB (and a page) per hash. */
 const ARGON2_BYTES = ARGON2_PARAMETERS.memoryCost * 1024;
 
 /**
  * VmRSS every 100 ms, each sample labelled with the phase of the run it fell in; at each new
- * largest sample, also its anonymous and file-backed parts and the argon2 buffers then mapped.
+ * largest sample, also its anonymous and file-backed parts and the resident set by kind (smaps).
+ * @param {string | undefined} databaseDir  where the SQLite files are
  */
-function rssRecorder() {
+function rssRecorder(databaseDir) {
   /** @type {{ t_ms: number, phase: string, rss_mib: number }[]} */
   const samples = [];
   /** @type {Record<string, number | string>} */
@@ -108,9 +135,9 @@ function rssRecorder() {
           const rss_mib = round(rss / MIB);
           samples.push({ t_ms: Date.now() - started, phase, rss_mib });
           if (rss_mib <= Number(largest.rss_mib)) return;
-          const buffers = service.mappingsSized(ARGON2_BYTES, ARGON2_BYTES + 256 * 1024);
           const parts = { anon_mib: round(anon / MIB), file_mib: round(file / MIB) };
-          largest = { rss_mib, phase, ...parts, argon2_buffers_mapped: buffers };
+          const kinds = residentByKind(service.pid, { argon2Bytes: ARGON2_BYTES, databaseDir });
+          largest = { rss_mib, phase, ...parts, smaps: kinds };
         } catch {
           // not started yet, or gone
         }
@@ -127,6 +154,19 @@ function rssRecorder() {
       return { samples, largest };
     },
   };
+}
+
+/**
+ * The SQLite files' sizes: the page cache (malloc'd, default cache_size of 2,000 KiB) never holds
+ * more than the database, and nothing is memory-mapped but the WAL index (-shm).
+ * @param {string} dir
+ */
+function sqliteFileSizes(dir) {
+  return Object.fromEntries(
+    readdirSync(dir)
+      .filter((name) => name.startsWith('auth.db'))
+      .map((name) => [name, Math.round(statSync(join(dir, name)).size / 1024)]),
+  );
 }
 
 /** @param {{ phase: string, rss_mib: number }[]} samples */

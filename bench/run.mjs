@@ -8,6 +8,8 @@
 //                                         page20 memory)
 //   npm run bench -- --soak               5 minutes of mixed traffic, RSS sampled every 5 s
 //   npm run bench -- --cpu-prof           the service writes a .cpuprofile into bench/results/profiles/
+//   npm run bench -- --only memory --heap-snapshot   the memory scenario's service writes a heap
+//                                         snapshot after the load; the report sums it up by kind
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   on PostgreSQL
 //   (BENCH_REDIS_URL=redis://… too: rate-limit counters in Redis)
 //   BENCH_SERVICE_ENTRY=/path/to/main.cjs     measure another build of the service
@@ -17,6 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBenchDatabase, describeDatabase } from './database.mjs';
 import { findingNotes, findingSections } from './findings.mjs';
+import { ARGON2_PARAMETERS } from './hashing.mjs';
 import { measureMemoryScenario } from './memory-scenario.mjs';
 import { machineInfo, RESULTS_DIR, SOAK_COLUMNS, tableRows, writeReport } from './report.mjs';
 import { CHANGE_USERS, LOGIN_CONNECTIONS } from './scenarios.mjs';
@@ -37,6 +40,7 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     'server-log': { type: 'string' },
     'log-level': { type: 'string' },
+    'heap-snapshot': { type: 'boolean', default: false },
   },
 });
 
@@ -103,7 +107,8 @@ try {
       notes: [
         `RSS samples (s: MiB): ${soak.samples.map((s) => `${s.t_s}: ${s.rss_mib}`).join(', ')}`,
         `start: median RSS of the ${soak.window_s} s after a ${soak.warm_up_s} s warm-up; end: ` +
-          `median of the last ${soak.window_s} s (each argon2id hash in flight holds 19 MiB, so ` +
+          `median of the last ${soak.window_s} s (each argon2id hash in flight holds ` +
+          `${ARGON2_PARAMETERS.memoryCost / 1024} MiB, so ` +
           `single samples jump); max ${soak.max_rss_mib} MiB`,
         `service event-loop delay over the soak: p99 ${soak.loop_delay.p99_ms} ms, max ` +
           `${soak.loop_delay.max_ms} ms`,
@@ -122,6 +127,7 @@ try {
         redisUrl: process.env.BENCH_REDIS_URL,
         logLevel: args['log-level'],
         durationSeconds: duration,
+        heapSnapshot: args['heap-snapshot'],
       });
     }
     const report = {

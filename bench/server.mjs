@@ -50,6 +50,8 @@ export async function freePort() {
  * @property {string | undefined} logLevel   LOG_LEVEL; the service's default (info) when unset
  * @property {string | undefined} logFile    where the service's stdout goes (default: discarded)
  * @property {string | undefined} cpuProfDir when set, the service runs with --cpu-prof into it
+ * @property {string} [heapSnapshot]  when set, the loop monitor writes a heap snapshot there on
+ *   every loopDelay() call
  * @property {(service: Service) => void} [onSpawn]  called as soon as the process exists, before
  *   it is ready (to watch its start-up)
  */
@@ -77,6 +79,7 @@ export async function startService(options) {
   }
   if (options.redisUrl) env.REDIS_URL = options.redisUrl;
   if (options.logLevel) env.LOG_LEVEL = options.logLevel;
+  if (options.heapSnapshot) env.BENCH_HEAP_SNAPSHOT = options.heapSnapshot;
 
   // BENCH_SERVICE_NODE_OPTIONS: flags to try on the service only (e.g. --max-semi-space-size=4),
   // on its command line, where V8 takes every flag (NODE_OPTIONS refuses some).
@@ -156,19 +159,6 @@ export class Service {
     };
   }
 
-  /** Anonymous mappings of `min`–`max` bytes (argon2's working memory is one per hash). */
-  mappingsSized(min, max) {
-    let count = 0;
-    for (const line of readFileSync(`/proc/${this.pid}/maps`, 'utf8').split('\n')) {
-      const [range, , , , inode] = line.split(/\s+/);
-      if (range === undefined || inode !== '0') continue;
-      const [start, end] = range.split('-').map((hex) => parseInt(hex, 16));
-      const size = end - start;
-      if (size >= min && size <= max) count += 1;
-    }
-    return count;
-  }
-
   /** CPU time the service has used (user + system, all threads), in seconds. */
   cpuSeconds() {
     const stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
@@ -191,10 +181,10 @@ export class Service {
    * The event-loop delay since the previous call (the preload resets its histogram each time).
    * @returns {Promise<{ count: number, mean_ms: number, p50_ms: number, p99_ms: number, max_ms: number }>}
    */
-  async loopDelay() {
+  async loopDelay(timeoutMs = 5_000) {
     const wanted = this.loopSequence + 1;
     this.child.kill('SIGUSR2');
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       try {
         const stats = JSON.parse(readFileSync(this.loopFile, 'utf8'));

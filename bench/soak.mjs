@@ -58,7 +58,7 @@ export async function runSoak(service, context, durationSeconds) {
 
   const loop = await service.loopDelay();
 
-  // RSS jumps by 19 MiB per argon2id hash in flight, so single samples are noisy: compare the
+  // RSS jumps by argon2id's memory cost (7 MiB) per hash in flight, so single samples are noisy: compare the
   // median of a window just after the warm-up with the median of the last window.
   const warmUp = Math.min(SOAK_WARM_UP_SECONDS, durationSeconds / 4);
   const window = Math.max(SAMPLE_INTERVAL_MS / 1000, Math.min(60, (durationSeconds - warmUp) / 4));

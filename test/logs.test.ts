@@ -219,7 +219,7 @@ describe.each(backends)('secrets sent to every endpoint, logging at trace ($name
   });
 
   it("the app's logger replaces secret fields at any depth, in arrays and in errors (their causes too), and keeps an error's own code", () => {
-    const hash = `$argon2id$v=19$m=19456,t=2,p=1$${randomBytes(16).toString('base64url')}`;
+    const hash = `$argon2id$v=19$m=7168,t=9,p=1$${randomBytes(16).toString('base64url')}`;
     const values = {
       password: secret(),
       newPassword: secret(),

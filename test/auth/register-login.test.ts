@@ -398,30 +398,64 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
     expect(elsewhere.statusCode).toBe(200);
   });
 
-  it('upgrades a hash with older parameters on the next successful login', async () => {
+  /** Today's parameters, as a PHC prefix (src/security/password-hashing.ts). */
+  const TODAYS_HASH = /^\$argon2id\$v=19\$m=7168,t=9,p=1\$/;
+
+  const storedHash = async (userId: string) =>
+    (
+      await t.db
+        .selectFrom('users')
+        .select('password_hash')
+        .where('id', '=', userId)
+        .executeTakeFirstOrThrow()
+    ).password_hash;
+
+  /** A registered account whose stored hash was made with `memoryCost` KiB and `timeCost` passes. */
+  async function accountHashedWith(memoryCost: number, timeCost: number) {
     const account = await t.register();
-    const weak = await hash(account.password, {
-      memoryCost: 4096,
-      timeCost: 1,
+    const old = await hash(account.password, {
+      memoryCost,
+      timeCost,
       parallelism: 1,
       algorithm: 2,
     });
     await t.db
       .updateTable('users')
-      .set({ password_hash: weak })
+      .set({ password_hash: old })
       .where('id', '=', account.userId)
       .execute();
+    return { account, old };
+  }
 
-    const response = await login(account.email, account.password);
-    expect(response.statusCode).toBe(200);
-    const row = await t.db
-      .selectFrom('users')
-      .select('password_hash')
-      .where('id', '=', account.userId)
-      .executeTakeFirstOrThrow();
-    expect(row.password_hash).not.toBe(weak);
-    expect(row.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
-    // The upgraded hash still verifies the same password.
-    expect((await login(account.email, account.password)).statusCode).toBe(200);
+  it("stores new passwords with today's parameters (argon2id, m=7 MiB, t=9, p=1)", async () => {
+    const account = await t.register();
+    expect(await storedHash(account.userId)).toMatch(TODAYS_HASH);
+  });
+
+  it.each([
+    { name: 'weaker parameters (m=4 MiB, t=1)', memoryCost: 4096, timeCost: 1 },
+    { name: 'the former parameters (m=19 MiB, t=2)', memoryCost: 19_456, timeCost: 2 },
+    { name: 'the same memory and fewer passes (m=7 MiB, t=5)', memoryCost: 7168, timeCost: 5 },
+    { name: 'more memory and passes (m=32 MiB, t=3)', memoryCost: 32_768, timeCost: 3 },
+  ])(
+    "accepts a hash made with $name and rehashes it with today's on the next successful login",
+    async ({ memoryCost, timeCost }) => {
+      const { account, old } = await accountHashedWith(memoryCost, timeCost);
+      expect(old).toContain(`m=${memoryCost},t=${timeCost},p=1$`);
+
+      const response = await login(account.email, account.password);
+      expect(response.statusCode).toBe(200);
+      const upgraded = await storedHash(account.userId);
+      expect(upgraded).toMatch(TODAYS_HASH);
+      // The upgraded hash still verifies the same password, and is kept from then on.
+      expect((await login(account.email, account.password)).statusCode).toBe(200);
+      expect(await storedHash(account.userId)).toBe(upgraded);
+    },
+  );
+
+  it('leaves a hash with the former parameters as it is after a wrong password', async () => {
+    const { account, old } = await accountHashedWith(19_456, 2);
+    expect((await login(account.email, WRONG_PASSWORD)).statusCode).toBe(401);
+    expect(await storedHash(account.userId)).toBe(old);
   });
 });
