@@ -19,7 +19,7 @@ const CURSOR_PAGE = 20;
  * store tells the databases apart with `instanceof`.
  */
 let tsx;
-const source = (path) => {
+export const source = (path) => {
   tsx ??= register();
   return import(new URL(path, import.meta.url).href);
 };
@@ -109,7 +109,7 @@ export async function prepareDirectory(database, service) {
 }
 
 /** The bench's own connection to the service's database (Kysely, as the service opens it). */
-async function openBenchDatabase(database) {
+export async function openBenchDatabase(database) {
   const { openDatabase } = await source('../src/db/database.ts');
   const location =
     database.kind === 'sqlite'
@@ -127,7 +127,7 @@ async function openBenchDatabase(database) {
  * on PostgreSQL, the visibility map that lets an index-only scan skip the table (autovacuum
  * vacuums after inserts too); on SQLite, what `PRAGMA optimize` would gather.
  */
-async function analyze(db, kind) {
+export async function analyze(db, kind) {
   const { sql } = await import('kysely');
   await (kind === 'postgres' ? sql`vacuum analyze` : sql`analyze`).execute(db);
 }
@@ -213,7 +213,7 @@ async function directoryPlans(db, kind, rareText, page20Path) {
   return plans;
 }
 
-async function explain(db, kind, query) {
+export async function explain(db, kind, query) {
   const compiled = query.compile();
   const prefix = kind === 'postgres' ? 'explain (analyze, costs off) ' : 'explain query plan ';
   const { rows } = await db.executeQuery({ ...compiled, sql: prefix + compiled.sql });

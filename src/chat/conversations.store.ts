@@ -140,21 +140,54 @@ export async function peersPastPolicy(
 export async function pageOfConversations(
   db: Executor,
   userId: string,
-  query: { unreadOnly: boolean; after: Keyset | undefined; limit: number },
+  query: ConversationPageQuery,
 ): Promise<MemberConversationRow[]> {
+  return conversationPageQuery(db, userId, query).execute();
+}
+
+export interface ConversationPageQuery {
+  readonly unreadOnly: boolean;
+  readonly after: Keyset | undefined;
+  readonly limit: number;
+}
+
+/**
+ * The query of `pageOfConversations`, unrun (its plan is tested). A member is the influencer or
+ * the starter of each of its conversations: each side reads at most `limit` conversations down
+ * its activity index (migration 006), the two short lists are merged, and only the page is
+ * joined with the member's read positions, whatever the member's number of conversations. (Each
+ * side carries its own limit, and the join comes last: a planner that joined first, or pushed
+ * no limit into the arms of a UNION ALL, would join and sort every conversation.)
+ */
+export function conversationPageQuery(db: Executor, userId: string, query: ConversationPageQuery) {
+  const side = (column: 'influencer_id' | 'starter_id') =>
+    db
+      .selectFrom('conversations')
+      .selectAll()
+      .where(column, '=', userId)
+      // A conversation without messages is listed to its starter only.
+      .$if(column === 'influencer_id', (qb) => qb.where('last_seq', '>', 0))
+      .$if(query.unreadOnly, (qb) => qb.where('id', 'in', conversationsWithUnread(db, userId)))
+      .$if(query.after !== undefined, (qb) =>
+        qb.where(keysetAfter('activity_at', 'id', 'desc', query.after as Keyset)),
+      )
+      .orderBy('activity_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(query.limit);
+  const page = db
+    .selectFrom(side('influencer_id').as('influencing'))
+    .selectAll()
+    .unionAll(db.selectFrom(side('starter_id').as('starting')).selectAll())
+    .orderBy('activity_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.limit);
   return db
-    .selectFrom('conversation_members as m')
-    .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
+    .selectFrom(page.as('c'))
+    .innerJoin('conversation_members as m', (join) =>
+      join.onRef('m.conversation_id', '=', 'c.id').on('m.user_id', '=', userId),
+    )
     .selectAll('c')
     .select(['m.user_id as member_id', 'm.last_read_seq'])
-    .where('m.user_id', '=', userId)
-    .where((eb) => eb.or([eb('c.last_seq', '>', 0), eb('c.starter_id', '=', userId)]))
-    .$if(query.unreadOnly, (qb) => qb.where('c.id', 'in', conversationsWithUnread(db, userId)))
-    .$if(query.after !== undefined, (qb) =>
-      qb.where(keysetAfter('c.activity_at', 'c.id', 'desc', query.after as Keyset)),
-    )
     .orderBy('c.activity_at', 'desc')
-    .orderBy('c.id', 'desc')
-    .limit(query.limit)
-    .execute();
+    .orderBy('c.id', 'desc');
 }
