@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { cardSource, userCardOf, type UserCard } from '../accounts/user-cards.js';
 import { keysetAfter } from '../db/keyset.js';
+import { reusableShapedQuery } from '../db/reusable-query.js';
 import type { Database } from '../db/tables.js';
 import type { Keyset } from '../http/cursor.js';
 
@@ -29,14 +30,8 @@ export async function deleteBlock(db: Executor, blockerId: string, blockedId: st
     .execute();
 }
 
-/** The blocks between `userId` and any of `others`, in either direction. */
-export async function findBlocksWith(
-  db: Executor,
-  userId: string,
-  others: readonly string[],
-): Promise<{ blocker_id: string; blocked_id: string }[]> {
-  if (others.length === 0) return [];
-  return db
+const blocksWithQuery = (db: Executor, userId: string, others: readonly string[]) =>
+  db
     .selectFrom('blocks')
     .select(['blocker_id', 'blocked_id'])
     .where((eb) =>
@@ -44,8 +39,21 @@ export async function findBlocksWith(
         eb.and([eb('blocker_id', '=', userId), eb('blocked_id', 'in', others)]),
         eb.and([eb('blocked_id', '=', userId), eb('blocker_id', 'in', others)]),
       ]),
-    )
-    .execute();
+    );
+/** Compiled once per length of `others` (a send asks with one; a page with up to 100). */
+const selectBlocksWith = reusableShapedQuery(blocksWithQuery);
+const KEPT_LENGTHS = 100;
+
+/** The blocks between `userId` and any of `others`, in either direction. */
+export async function findBlocksWith(
+  db: Executor,
+  userId: string,
+  others: readonly string[],
+): Promise<{ blocker_id: string; blocked_id: string }[]> {
+  if (others.length === 0) return [];
+  if (others.length > KEPT_LENGTHS) return blocksWithQuery(db, userId, others).execute();
+  const parameters = [userId, ...others, userId, ...others];
+  return selectBlocksWith(db, String(others.length), parameters, userId, others);
 }
 
 export interface BlockedUser {

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { keysetAfter } from '../db/keyset.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { ConversationsTable, Database } from '../db/tables.js';
 import type { Keyset } from '../http/cursor.js';
 import { conversationsWithUnread } from './unread.store.js';
@@ -40,20 +41,24 @@ export async function findConversationByPair(
     .executeTakeFirst();
 }
 
-/** The conversation if `userId` is one of its members. */
+const selectMemberConversation = reusableQuery(
+  (db: Executor, conversationId: string, userId: string) =>
+    db
+      .selectFrom('conversation_members as m')
+      .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
+      .selectAll('c')
+      .select(['m.user_id as member_id', 'm.last_read_seq'])
+      .where('m.conversation_id', '=', conversationId)
+      .where('m.user_id', '=', userId),
+);
+
+/** The conversation if `userId` is one of its members (every conversation route asks). */
 export async function findMemberConversation(
   db: Executor,
   conversationId: string,
   userId: string,
 ): Promise<MemberConversationRow | undefined> {
-  return db
-    .selectFrom('conversation_members as m')
-    .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
-    .selectAll('c')
-    .select(['m.user_id as member_id', 'm.last_read_seq'])
-    .where('m.conversation_id', '=', conversationId)
-    .where('m.user_id', '=', userId)
-    .executeTakeFirst();
+  return (await selectMemberConversation(db, conversationId, userId))[0];
 }
 
 /**
@@ -73,6 +78,17 @@ export async function raiseVersion(
     .executeTakeFirstOrThrow();
 }
 
+const updateReadSeq = reusableQuery(
+  (db: Executor, seq: number, conversationId: string, userId: string, below: number) =>
+    db
+      .updateTable('conversation_members')
+      .set({ last_read_seq: seq })
+      .where('conversation_id', '=', conversationId)
+      .where('user_id', '=', userId)
+      .where('last_read_seq', '<', below)
+      .returning('last_read_seq'),
+);
+
 /** Moves the member's read position forward to `seq`, never back; answers whether it moved. */
 export async function raiseReadSeq(
   db: Executor,
@@ -80,14 +96,7 @@ export async function raiseReadSeq(
   userId: string,
   seq: number,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('conversation_members')
-    .set({ last_read_seq: seq })
-    .where('conversation_id', '=', conversationId)
-    .where('user_id', '=', userId)
-    .where('last_read_seq', '<', seq)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return (await updateReadSeq(db, seq, conversationId, userId, seq)).length > 0;
 }
 
 export async function findReadSeq(
