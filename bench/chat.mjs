@@ -118,7 +118,7 @@ export async function prepareChat(database, service, { durationSeconds }) {
       sending_pairs: seeded.sides.length,
       senders: new Set(seeded.sides.map((side) => side.member.userId)).size,
       seed_seconds: seedSeconds,
-      plans: await chatPlans(db, database.kind, seeded),
+      plans: await chatPlans(database, seeded),
       requests,
     };
   } finally {
@@ -171,11 +171,44 @@ async function checkRequests(service, requests) {
 
 /**
  * The plan of every query the three scenarios run (but the session lookup every authenticated
- * route shares), recorded as the service's own chat functions issue them: each step runs in a
- * transaction that is rolled back, through a plugin that keeps the queries it sees. SQLite:
+ * route shares), recorded as the service's own chat functions send them: each step runs in a
+ * transaction that is rolled back, on a connection whose query log keeps the statements. SQLite:
  * EXPLAIN QUERY PLAN; PostgreSQL: EXPLAIN ANALYZE (writes included, rolled back too).
  */
-async function chatPlans(db, kind, seeded) {
+async function chatPlans(database, seeded) {
+  /** @type {{ sql: string, parameters: readonly unknown[] }[] | undefined} */
+  let recording;
+  const log = (event) => {
+    const control = /^\s*(begin|commit|rollback|savepoint|release)\b/i.test(event.query.sql);
+    if (event.level === 'query' && !control) recording?.push(event.query);
+  };
+  const db = await openBenchDatabase(database, { log });
+  try {
+    const steps = await chatSteps(db, seeded);
+    /** @type {Record<string, string>} */
+    const plans = {};
+    for (const [step, run] of Object.entries(steps)) {
+      recording = [];
+      await rolledBack(db, run);
+      const queries = recording;
+      recording = undefined;
+      for (const [i, query] of queries.entries()) {
+        const name = queries.length > 1 ? `${step} (${i + 1}/${queries.length})` : step;
+        plans[`${name}: ${describeQuery(query.sql)}`] = await explainRecorded(
+          db,
+          database.kind,
+          query,
+        );
+      }
+    }
+    return plans;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** What each scenario's request does, step by step, through the service's chat functions. */
+async function chatSteps(db, seeded) {
   const { findMembership } = await source('../src/chat/membership.ts');
   const { findMessageByClientKey } = await source('../src/chat/messages.store.ts');
   const { sendFactsOf } = await source('../src/chat/send-rules.ts');
@@ -190,7 +223,7 @@ async function chatPlans(db, kind, seeded) {
   const sending = await findMembership(db, side.member.userId, side.conversationId);
   const reading = await findMembership(db, reader.userId, seeded.history.conversationId);
   /** @type {Record<string, (trx: any) => Promise<unknown>>} */
-  const steps = {
+  return {
     'send: membership': (trx) => findMembership(trx, side.member.userId, side.conversationId),
     'send: replay': (trx) => findMessageByClientKey(trx, side.member.userId, 'plan-key'),
     'send: blocks and DM policy': (trx) => sendFactsOf(ctx(trx), sending),
@@ -213,40 +246,20 @@ async function chatPlans(db, kind, seeded) {
         page: { limit: 20, after: undefined },
       }),
   };
-  /** @type {Record<string, string>} */
-  const plans = {};
-  for (const [step, run] of Object.entries(steps)) {
-    const queries = await recordQueries(db, run);
-    for (const [i, query] of queries.entries()) {
-      const name = queries.length > 1 ? `${step} (${i + 1}/${queries.length})` : step;
-      plans[`${name}: ${describeQuery(query.sql)}`] = await explainRecorded(db, kind, query);
-    }
-  }
-  return plans;
 }
 
 const ROLLBACK = Symbol('rollback');
 
-/** Runs `work` in a transaction that is rolled back; answers the queries it sent, compiled. */
-async function recordQueries(db, work) {
-  const { createQueryId } = await import('kysely');
-  const nodes = [];
-  const recorder = {
-    transformQuery: ({ node }) => (nodes.push(node), node),
-    transformResult: async ({ result }) => result,
-  };
+/** Runs `work` in a transaction that is rolled back. */
+async function rolledBack(db, work) {
   try {
-    await db
-      .withPlugin(recorder)
-      .transaction()
-      .execute(async (trx) => {
-        await work(trx);
-        throw ROLLBACK;
-      });
+    await db.transaction().execute(async (trx) => {
+      await work(trx);
+      throw ROLLBACK;
+    });
   } catch (error) {
     if (error !== ROLLBACK) throw error;
   }
-  return nodes.map((node) => db.getExecutor().compileQuery(node, createQueryId()));
 }
 
 /** Which tables a statement reads or writes, for the plan's title. */
@@ -260,16 +273,12 @@ function describeQuery(text) {
 async function explainRecorded(db, kind, query) {
   const prefix = kind === 'postgres' ? 'explain (analyze, costs off) ' : 'explain query plan ';
   let lines = [];
-  try {
-    await db.transaction().execute(async (trx) => {
-      const { rows } = await trx.executeQuery({ ...query, sql: prefix + query.sql });
-      lines = rows.map((row) => String(row.detail ?? row['QUERY PLAN']));
-      throw ROLLBACK;
-    });
-  } catch (error) {
-    if (error !== ROLLBACK) throw error;
-  }
-  return lines.join('\n');
+  await rolledBack(db, async (trx) => {
+    const { rows } = await trx.executeQuery({ ...query, sql: prefix + query.sql });
+    lines = rows.map((row) => String(row.detail ?? row['QUERY PLAN']));
+  });
+  // SQLite gives no plan for an INSERT of values: it only appends the row and its index entries.
+  return lines.length > 0 ? lines.join('\n') : '(no plan: a plain INSERT of one row)';
 }
 
 /** Sends rotate over every (member, conversation) pair; each a new client_message_id. */

@@ -108,14 +108,18 @@ export async function prepareDirectory(database, service) {
   }
 }
 
-/** The bench's own connection to the service's database (Kysely, as the service opens it). */
-export async function openBenchDatabase(database) {
+/**
+ * The bench's own connection to the service's database (Kysely, as the service opens it).
+ * @param {import('./database.mjs').BenchDatabase} database
+ * @param {{ log?: (event: any) => void }} [options]   Kysely's query log
+ */
+export async function openBenchDatabase(database, options = {}) {
   const { openDatabase } = await source('../src/db/database.ts');
   const location =
     database.kind === 'sqlite'
       ? { kind: 'sqlite', path: database.url.slice('sqlite:'.length) }
       : { kind: 'postgres', url: database.url };
-  const db = await openDatabase(location, { poolSize: 1 });
+  const db = await openDatabase(location, { poolSize: 1, ...options });
   const { sql } = await import('kysely');
   // 256 MiB of page cache for this connection only: the seeding writes ~1 GB of index pages.
   if (database.kind === 'sqlite') await sql`pragma cache_size = -262144`.execute(db);

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Expression, type Kysely } from 'kysely';
 import { cardSource, userCardOf, type UserCard } from '../accounts/user-cards.js';
 import { keysetAfter } from '../db/keyset.js';
 import { reusableShapedQuery } from '../db/reusable-query.js';
@@ -6,6 +6,23 @@ import type { Database } from '../db/tables.js';
 import type { Keyset } from '../http/cursor.js';
 
 type Executor = Kysely<Database>;
+
+/**
+ * "`blocker` blocks `blocked`" as a subquery for EXISTS, for a list that reads who blocks whom
+ * row by row in its own statement (the chat's conversation listings).
+ */
+export function blockExists(
+  db: Executor,
+  blocker: Expression<string | null>,
+  blocked: Expression<string | null>,
+) {
+  return db
+    .selectFrom('blocks')
+    .select(sql<number>`1`.as('blocked'))
+    .where((eb) =>
+      eb.and([eb(eb.ref('blocker_id'), '=', blocker), eb(eb.ref('blocked_id'), '=', blocked)]),
+    );
+}
 
 /** Records that `blockerId` blocks `blockedId`; answers whether the block is new. */
 export async function insertBlock(

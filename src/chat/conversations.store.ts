@@ -3,6 +3,7 @@ import { keysetAfter } from '../db/keyset.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import type { ConversationsTable, Database } from '../db/tables.js';
 import type { Keyset } from '../http/cursor.js';
+import { listingQuery, runListing, type ConversationListing } from './listings.store.js';
 import { conversationsWithUnread } from './unread.store.js';
 
 type Executor = Kysely<Database>;
@@ -150,8 +151,19 @@ export async function pageOfConversations(
   db: Executor,
   userId: string,
   query: ConversationPageQuery,
-): Promise<MemberConversationRow[]> {
-  return conversationPageQuery(db, userId, query).execute();
+): Promise<ConversationListing[]> {
+  const { unreadOnly, after, limit } = query;
+  const shape = `page${unreadOnly ? ':unread' : ''}${after === undefined ? '' : ':after'}`;
+  const side = (influencer: boolean) => [
+    userId,
+    ...(influencer ? [0] : []),
+    ...(unreadOnly ? [userId] : []),
+    ...(after === undefined ? [] : [after.value, after.id]),
+    limit,
+  ];
+  const parameters = [...side(true), ...side(false), limit];
+  const source = (db: Executor) => pageSource(db, userId, query);
+  return runListing(db, userId, shape, source, parameters);
 }
 
 export interface ConversationPageQuery {
@@ -164,11 +176,16 @@ export interface ConversationPageQuery {
  * The query of `pageOfConversations`, unrun (its plan is tested). A member is the influencer or
  * the starter of each of its conversations: each side reads at most `limit` conversations down
  * its activity index (migration 006), the two short lists are merged, and only the page is
- * joined with the member's read positions, whatever the member's number of conversations. (Each
- * side carries its own limit, and the join comes last: a planner that joined first, or pushed
+ * joined with the rest of each listing, whatever the member's number of conversations. (Each
+ * side carries its own limit, and the joins come last: a planner that joined first, or pushed
  * no limit into the arms of a UNION ALL, would join and sort every conversation.)
  */
 export function conversationPageQuery(db: Executor, userId: string, query: ConversationPageQuery) {
+  return listingQuery(db, userId, pageSource(db, userId, query));
+}
+
+/** The page's conversation rows, before the listing joins the rest (see above). */
+function pageSource(db: Executor, userId: string, query: ConversationPageQuery) {
   const side = (column: 'influencer_id' | 'starter_id') =>
     db
       .selectFrom('conversations')
@@ -183,20 +200,11 @@ export function conversationPageQuery(db: Executor, userId: string, query: Conve
       .orderBy('activity_at', 'desc')
       .orderBy('id', 'desc')
       .limit(query.limit);
-  const page = db
+  return db
     .selectFrom(side('influencer_id').as('influencing'))
     .selectAll()
     .unionAll(db.selectFrom(side('starter_id').as('starting')).selectAll())
     .orderBy('activity_at', 'desc')
     .orderBy('id', 'desc')
     .limit(query.limit);
-  return db
-    .selectFrom(page.as('c'))
-    .innerJoin('conversation_members as m', (join) =>
-      join.onRef('m.conversation_id', '=', 'c.id').on('m.user_id', '=', userId),
-    )
-    .selectAll('c')
-    .select(['m.user_id as member_id', 'm.last_read_seq'])
-    .orderBy('c.activity_at', 'desc')
-    .orderBy('c.id', 'desc');
 }

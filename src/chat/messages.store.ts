@@ -74,25 +74,6 @@ export async function findMessageByClientKey(
   return (await selectByClientKey(db, senderId, clientMessageId))[0];
 }
 
-/** The messages of `seqs` in one conversation (e.g. the last message of several). */
-export async function findMessagesBySeq(
-  db: Executor,
-  keys: readonly { conversationId: string; seq: number }[],
-): Promise<MessageRow[]> {
-  if (keys.length === 0) return [];
-  return db
-    .selectFrom('chat_messages')
-    .selectAll()
-    .where((eb) =>
-      eb.or(
-        keys.map((key) =>
-          eb.and([eb('conversation_id', '=', key.conversationId), eb('seq', '=', key.seq)]),
-        ),
-      ),
-    )
-    .execute();
-}
-
 const pagesBeyond = reusableShapedQuery(
   (
     db: Executor,
