@@ -19,7 +19,7 @@ const CURSOR_PAGE = 20;
  * store tells the databases apart with `instanceof`.
  */
 let tsx;
-const source = (path) => {
+export const source = (path) => {
   tsx ??= register();
   return import(new URL(path, import.meta.url).href);
 };
@@ -108,14 +108,18 @@ export async function prepareDirectory(database, service) {
   }
 }
 
-/** The bench's own connection to the service's database (Kysely, as the service opens it). */
-async function openBenchDatabase(database) {
+/**
+ * The bench's own connection to the service's database (Kysely, as the service opens it).
+ * @param {import('./database.mjs').BenchDatabase} database
+ * @param {{ log?: (event: any) => void }} [options]   Kysely's query log
+ */
+export async function openBenchDatabase(database, options = {}) {
   const { openDatabase } = await source('../src/db/database.ts');
   const location =
     database.kind === 'sqlite'
       ? { kind: 'sqlite', path: database.url.slice('sqlite:'.length) }
       : { kind: 'postgres', url: database.url };
-  const db = await openDatabase(location, { poolSize: 1 });
+  const db = await openDatabase(location, { poolSize: 1, ...options });
   const { sql } = await import('kysely');
   // 256 MiB of page cache for this connection only: the seeding writes ~1 GB of index pages.
   if (database.kind === 'sqlite') await sql`pragma cache_size = -262144`.execute(db);
@@ -127,7 +131,7 @@ async function openBenchDatabase(database) {
  * on PostgreSQL, the visibility map that lets an index-only scan skip the table (autovacuum
  * vacuums after inserts too); on SQLite, what `PRAGMA optimize` would gather.
  */
-async function analyze(db, kind) {
+export async function analyze(db, kind) {
   const { sql } = await import('kysely');
   await (kind === 'postgres' ? sql`vacuum analyze` : sql`analyze`).execute(db);
 }
@@ -217,7 +221,7 @@ async function directoryPlans(db, kind, rareText, page20Path) {
   return plans;
 }
 
-async function explain(db, kind, query) {
+export async function explain(db, kind, query) {
   const compiled = query.compile();
   const prefix = kind === 'postgres' ? 'explain (analyze, costs off) ' : 'explain query plan ';
   const { rows } = await db.executeQuery({ ...compiled, sql: prefix + compiled.sql });

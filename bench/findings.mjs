@@ -1,9 +1,10 @@
-// What the report says beside its table: notes on the directory and memory scenarios, and the
-// directory's query plans as the database gave them.
+// What the report says beside its table: notes on the directory, chat and memory scenarios, and
+// the directory's and chat's query plans as the database gave them.
+import { chatNotes } from './chat.mjs';
 import { DIRECTORY_SCENARIOS } from './directory.mjs';
 
-/** @param {{ directory?: any, memory?: any }} results @returns {string[]} */
-export function findingNotes({ directory, memory }) {
+/** @param {{ directory?: any, chat?: any, memory?: any }} results @returns {string[]} */
+export function findingNotes({ directory, chat, memory }) {
   const notes = [];
   if (directory) {
     notes.push(
@@ -14,6 +15,7 @@ export function findingNotes({ directory, memory }) {
       `rare substrings: ${directory.rare_substrings.join(', ')}`,
     );
   }
+  if (chat) notes.push(...chatNotes(chat));
   if (memory) {
     const phases = Object.entries(memory.peak_by_phase_mib)
       .map(([phase, mib]) => `${phase} ${mib}`)
@@ -36,11 +38,16 @@ export function findingNotes({ directory, memory }) {
   return notes;
 }
 
-/** @param {{ directory?: any }} results @returns {{ title: string, text: string }[]} */
-export function findingSections({ directory }) {
-  if (!directory) return [];
-  const text = Object.entries(directory.plans)
+/** @param {Record<string, string>} plans */
+const planText = (plans) =>
+  Object.entries(plans)
     .map(([name, plan]) => `${name}:\n\n\`\`\`\n${plan}\n\`\`\``)
     .join('\n\n');
-  return [{ title: 'Directory query plans', text }];
+
+/** @param {{ directory?: any, chat?: any }} results @returns {{ title: string, text: string }[]} */
+export function findingSections({ directory, chat }) {
+  const sections = [];
+  if (directory) sections.push({ title: 'Directory query plans', text: planText(directory.plans) });
+  if (chat) sections.push({ title: 'Chat query plans', text: planText(chat.plans) });
+  return sections;
 }

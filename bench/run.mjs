@@ -5,7 +5,7 @@
 //   npm run bench -- --duration 3         shorter scenarios, for a quick look
 //   npm run bench -- --only bare,profile  some scenarios (bare profile login raw refresh confirm
 //                                         change register storm substring rare prefix category
-//                                         page20 memory)
+//                                         page20 send history conversations memory)
 //   npm run bench -- --soak               5 minutes of mixed traffic, RSS sampled every 5 s
 //   npm run bench -- --cpu-prof           the service writes a .cpuprofile into bench/results/profiles/
 //   npm run bench -- --only memory --heap-snapshot   the memory scenario's service writes a heap

@@ -1,5 +1,6 @@
 // The measured scenarios: what each one sends, which answer it expects, and how it keeps the
 // service's per-account rules from turning the load into errors.
+import { CHAT_BUILDERS, CHAT_SCENARIOS } from './chat.mjs';
 import { DIRECTORY_BUILDERS, DIRECTORY_SCENARIOS } from './directory.mjs';
 import { PASSWORDS, seedSessions } from './seed.mjs';
 
@@ -51,6 +52,7 @@ function rotating(bodies) {
  * @property {import('./seed.mjs').Seed} seed
  * @property {import('./database.mjs').BenchDatabase} database
  * @property {import('./directory.mjs').Directory} [directory]   once the directory is seeded
+ * @property {import('./chat.mjs').Chat} [chat]   once the chat is seeded
  */
 
 /**
@@ -86,6 +88,11 @@ export const BUILDERS = {
 
   /** The same, as the directory scenarios' reference (on as many connections as they use). */
   async profile10(context, connections) {
+    return BUILDERS.profile(context, connections);
+  },
+
+  /** And as the chat scenarios' reference, measured on the seeded chat. */
+  async chatprofile(context, connections) {
     return BUILDERS.profile(context, connections);
   },
 
@@ -181,6 +188,7 @@ export const BUILDERS = {
   },
 
   ...DIRECTORY_BUILDERS,
+  ...CHAT_BUILDERS,
 
   /** A new address every request. */
   async register({ seed }) {
@@ -244,6 +252,7 @@ export const SCENARIOS = [
     note: 'one argon2id hash per request; a new address each',
   },
   ...DIRECTORY_SCENARIOS,
+  ...CHAT_SCENARIOS,
 ];
 
 /** Users seeded for change-password: one per connection and half as many spare. */

@@ -1,4 +1,5 @@
 // The scenario run: every selected scenario in order, raw argon2id beside login, the login storm.
+import { CHAT_KEYS, prepareChat } from './chat.mjs';
 import { DIRECTORY_KEYS, DIRECTORY_SIZE, prepareDirectory } from './directory.mjs';
 import { combineRawVerify, measureRawVerify, storedHash } from './hashing.mjs';
 import { runLoad } from './load.mjs';
@@ -18,6 +19,7 @@ export const ALL = [
   'register',
   'storm',
   ...DIRECTORY_KEYS,
+  ...CHAT_KEYS,
   'memory',
 ];
 const RAW_VERIFY_MAX_SECONDS = 5;
@@ -34,6 +36,8 @@ export async function runSuite(service, context, { duration, selected }) {
     storm: undefined,
     /** @type {Omit<import('./directory.mjs').Directory, 'paths'> | undefined} */
     directory: undefined,
+    /** @type {Omit<import('./chat.mjs').Chat, 'requests'> | undefined} */
+    chat: undefined,
   };
   await warmUp(service, context);
 
@@ -68,6 +72,10 @@ export async function runSuite(service, context, { duration, selected }) {
       if (DIRECTORY_KEYS.includes(key) && context.directory === undefined) {
         results.directory = await seedDirectory(service, context);
         results.scenarios.push(await measure('profile10'));
+      }
+      if (CHAT_KEYS.includes(key) && context.chat === undefined) {
+        results.chat = await seedChat(service, context, duration);
+        results.scenarios.push(await measure('chatprofile'));
       }
       const withRaw = key === 'login' && rawWithLogin;
       results.scenarios.push(await measure(key, withRaw ? interleaveRaw : undefined));
@@ -104,6 +112,26 @@ async function seedDirectory(service, context) {
   console.log(`seeded and analyzed in ${seed_seconds} s`);
   await sleep(1000);
   return { profiles, seed_seconds, rare_substrings, plans };
+}
+
+/**
+ * Seeds the chat once, before the first chat scenario, sized for `duration` (see chatPlan); the
+ * report keeps everything about it but the requests and their tokens.
+ * @param {import('./server.mjs').Service} service
+ * @param {import('./scenarios.mjs').ScenarioContext} context
+ * @param {number} duration
+ */
+async function seedChat(service, context, duration) {
+  console.log('seeding the chat straight into the database …');
+  context.chat = await prepareChat(context.database, service, { durationSeconds: duration });
+  const chat = { ...context.chat };
+  delete chat.requests;
+  console.log(
+    `seeded ${chat.counts.conversations} conversations, ${chat.counts.messages} messages and ` +
+      `${chat.counts.users} accounts, and analyzed, in ${chat.seed_seconds} s`,
+  );
+  await sleep(1000);
+  return chat;
 }
 
 /** A couple of seconds on the cheap paths, so the first scenario does not pay for the JIT. */

@@ -1,4 +1,5 @@
 // The issue's targets, as ratios within one run, so that a slow or busy machine moves both sides.
+import { CHAT_SCENARIOS } from './chat.mjs';
 import { DIRECTORY_KEYS } from './directory.mjs';
 
 export const TARGETS = {
@@ -8,6 +9,10 @@ export const TARGETS = {
   peakRssMib: 150,
   directoryP99Ms: 20,
   directoryVsProfile: 0.3,
+  /** Sends/s against GET /api/profile/s in the same run, by database. */
+  chatSendVsProfile: { sqlite: 0.35, postgres: 0.25 },
+  chatSendP99Ms: 25,
+  chatReadP99Ms: 15,
   soakRssDrift: 0.1,
 };
 
@@ -22,10 +27,10 @@ export const TARGETS = {
 const pct = (ratio) => `${(ratio * 100).toFixed(1)}%`;
 
 /**
- * @param {{ scenarios: any[], rawVerify?: any, storm?: any, memory?: any }} results
+ * @param {{ scenarios: any[], rawVerify?: any, storm?: any, memory?: any, chat?: any }} results
  * @returns {Target[]}
  */
-export function evaluateTargets({ scenarios, rawVerify, storm, memory }) {
+export function evaluateTargets({ scenarios, rawVerify, storm, memory, chat }) {
   const find = (key) => scenarios.find((s) => s.key === key);
   const login = find('login');
   const profile = find('profile');
@@ -65,6 +70,8 @@ export function evaluateTargets({ scenarios, rawVerify, storm, memory }) {
   const reference = find('profile10');
   const directoryReads = scenarios.filter((s) => DIRECTORY_KEYS.includes(s.key));
   if (reference) for (const read of directoryReads) targets.push(directoryTarget(read, reference));
+  const chatReference = find('chatprofile');
+  if (chat && chatReference) targets.push(...chatTargets(scenarios, chatReference, chat.kind));
 
   const peaks = [...scenarios.map((s) => s.peak_rss_mib), storm?.peak_rss_mib ?? 0];
   if (scenarios.length > 0 || storm) {
@@ -101,6 +108,41 @@ function directoryTarget(scenario, reference) {
     threshold: `p99 ≤ ${TARGETS.directoryP99Ms} ms, ≥ ${pct(TARGETS.directoryVsProfile)}`,
     pass: p99 <= TARGETS.directoryP99Ms && ratio >= TARGETS.directoryVsProfile,
   };
+}
+
+/**
+ * Sends: throughput against GET /api/profile measured beside them, and p99; the two reads: p99.
+ * Every chat scenario must also get nothing but its expected answer: a 429 means the rotation
+ * was too narrow for the limits, and the figure would measure refusals.
+ */
+function chatTargets(scenarios, reference, kind) {
+  const targets = [];
+  for (const spec of CHAT_SCENARIOS.filter((s) => s.key !== 'chatprofile')) {
+    const scenario = scenarios.find((s) => s.key === spec.key);
+    if (scenario === undefined) continue;
+    const clean = scenario.unexpected === 0;
+    const p99 = scenario.p99_ms;
+    if (spec.key === 'send') {
+      const share = TARGETS.chatSendVsProfile[kind];
+      const ratio = scenario.requests_per_second / reference.requests_per_second;
+      targets.push({
+        name:
+          `${scenario.name}: ≥ ${pct(share)} of GET /api/profile (${reference.connections} ` +
+          `connections, ${kind}), p99 ≤ ${TARGETS.chatSendP99Ms} ms, no unexpected answer`,
+        measured: `${pct(ratio)} (${scenario.requests_per_second} vs ${reference.requests_per_second} req/s), p99 ${p99} ms, ${scenario.unexpected} unexpected`,
+        threshold: `≥ ${pct(share)}, p99 ≤ ${TARGETS.chatSendP99Ms} ms, 0 unexpected`,
+        pass: ratio >= share && p99 <= TARGETS.chatSendP99Ms && clean,
+      });
+    } else {
+      targets.push({
+        name: `${scenario.name}: p99 ≤ ${TARGETS.chatReadP99Ms} ms, no unexpected answer`,
+        measured: `p99 ${p99} ms (${scenario.requests_per_second} req/s), ${scenario.unexpected} unexpected`,
+        threshold: `p99 ≤ ${TARGETS.chatReadP99Ms} ms, 0 unexpected`,
+        pass: p99 <= TARGETS.chatReadP99Ms && clean,
+      });
+    }
+  }
+  return targets;
 }
 
 /** @param {{ start_rss_mib: number, end_rss_mib: number }} soak @returns {Target} */

@@ -47,12 +47,3 @@ export function cardSource(db: Db) {
       'p.avatar_url as profile_avatar_url',
     ]);
 }
-
-/** The cards of the accounts among `ids` that exist, by id (one query). */
-export async function userCards(db: Db, ids: readonly string[]): Promise<Map<string, UserCard>> {
-  if (ids.length === 0) return new Map();
-  const rows = await cardSource(db)
-    .where('u.id', 'in', [...new Set(ids)])
-    .execute();
-  return new Map(rows.map((row) => [row.id, userCardOf(row)]));
-}

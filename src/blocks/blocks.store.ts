@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Expression, type Kysely } from 'kysely';
 import { cardSource, userCardOf, type UserCard } from '../accounts/user-cards.js';
 import { keysetAfter } from '../db/keyset.js';
 import { reusableShapedQuery } from '../db/reusable-query.js';
@@ -6,6 +6,23 @@ import type { Database } from '../db/tables.js';
 import type { Keyset } from '../http/cursor.js';
 
 type Executor = Kysely<Database>;
+
+/**
+ * "`blocker` blocks `blocked`" as a subquery for EXISTS, for a list that reads who blocks whom
+ * row by row in its own statement (the chat's conversation listings).
+ */
+export function blockExists(
+  db: Executor,
+  blocker: Expression<string | null>,
+  blocked: Expression<string | null>,
+) {
+  return db
+    .selectFrom('blocks')
+    .select(sql<number>`1`.as('blocked'))
+    .where((eb) =>
+      eb.and([eb(eb.ref('blocker_id'), '=', blocker), eb(eb.ref('blocked_id'), '=', blocked)]),
+    );
+}
 
 /** Records that `blockerId` blocks `blockedId`; answers whether the block is new. */
 export async function insertBlock(
@@ -30,7 +47,7 @@ export async function deleteBlock(db: Executor, blockerId: string, blockedId: st
     .execute();
 }
 
-const blocksWith = reusableShapedQuery((db: Executor, userId: string, others: readonly string[]) =>
+const blocksWithQuery = (db: Executor, userId: string, others: readonly string[]) =>
   db
     .selectFrom('blocks')
     .select(['blocker_id', 'blocked_id'])
@@ -39,21 +56,21 @@ const blocksWith = reusableShapedQuery((db: Executor, userId: string, others: re
         eb.and([eb('blocker_id', '=', userId), eb('blocked_id', 'in', others)]),
         eb.and([eb('blocked_id', '=', userId), eb('blocker_id', 'in', others)]),
       ]),
-    ),
-);
+    );
+/** Compiled once per length of `others` (a send asks with one; a page with up to 100). */
+const selectBlocksWith = reusableShapedQuery(blocksWithQuery);
+const KEPT_LENGTHS = 100;
 
-/**
- * The blocks between `userId` and any of `others`, in either direction. Asked for every page of
- * profiles: compiled once per length of `others` (a page holds at most 100).
- */
+/** The blocks between `userId` and any of `others`, in either direction. */
 export async function findBlocksWith(
   db: Executor,
   userId: string,
   others: readonly string[],
 ): Promise<{ blocker_id: string; blocked_id: string }[]> {
   if (others.length === 0) return [];
+  if (others.length > KEPT_LENGTHS) return blocksWithQuery(db, userId, others).execute();
   const parameters = [userId, ...others, userId, ...others];
-  return blocksWith(db, String(others.length), parameters, userId, others);
+  return selectBlocksWith(db, String(others.length), parameters, userId, others);
 }
 
 export interface BlockedUser {

@@ -1,10 +1,8 @@
-import { userCards, type UserCard } from '../accounts/user-cards.js';
+import type { UserCard } from '../accounts/user-cards.js';
 import type { ServiceContext } from '../context.js';
-import type { MemberConversationRow } from './conversations.store.js';
-import { findMessagesBySeq } from './messages.store.js';
+import type { ConversationListing } from './listings.store.js';
 import { peerOf } from './membership.js';
-import { sendFacts, sendRefusal, type SendFacts } from './send-rules.js';
-import { unreadCounts } from './unread.store.js';
+import { policyFacts, sendRefusal, type PolicyFacts, type SendFacts } from './send-rules.js';
 import { chatMessageView, isoTime, type ChatMessage } from './views.js';
 
 /** The other member as the caller sees them; every field null once that account is deleted. */
@@ -30,48 +28,35 @@ export interface ConversationView {
 const GONE: Peer = Object.freeze({ id: null, name: null, avatar_url: null, handle: null });
 
 /**
- * The views of several conversations of one member, in a fixed number of queries however many
- * there are (a page of the conversation list, or one conversation).
+ * The views of several conversations of one member (a page of the conversation list, or one
+ * conversation), from their listings; only the DM policy of requests still pending is looked up.
  */
 export async function conversationViews(
   ctx: ServiceContext,
   userId: string,
-  rows: readonly MemberConversationRow[],
+  listings: readonly ConversationListing[],
 ): Promise<ConversationView[]> {
-  const withMessages = rows.filter((row) => row.last_seq > 0);
-  const [cards, facts, unread, lastMessages] = await Promise.all([
-    userCards(
-      ctx.db,
-      rows.map((row) => peerOf(row)).filter((id): id is string => id !== null),
-    ),
-    sendFacts(ctx, userId, rows),
-    unreadCounts(
-      ctx.db,
-      userId,
-      withMessages.map((row) => row.id),
-    ),
-    findMessagesBySeq(
-      ctx.db,
-      withMessages.map((row) => ({ conversationId: row.id, seq: row.last_seq })),
-    ),
-  ]);
-  const lastMessageOf = new Map(lastMessages.map((message) => [message.conversation_id, message]));
-  return rows.map((row) => {
-    const peerId = peerOf(row);
-    const send = facts.get(row.id) as SendFacts;
-    const lastMessage = lastMessageOf.get(row.id);
+  const rows = listings.map((listing) => listing.conversation);
+  const policies = await policyFacts(ctx, userId, rows);
+  return listings.map(({ conversation: row, lastMessage, peer, unreadCount, block }) => {
+    const send: SendFacts = {
+      // A deleted peer's id is gone from the row; the card is gone with the account.
+      peerId: peer === undefined ? null : peerOf(row),
+      block,
+      ...(policies.get(row.id) as PolicyFacts),
+    };
     return {
       id: row.id,
       influencer_id: row.influencer_id,
-      peer: (peerId !== null && cards.get(peerId)) || GONE,
+      peer: peer ?? GONE,
       accepted: row.accepted_at !== null,
       last_seq: row.last_seq,
       version: row.version,
       last_message: lastMessage === undefined ? null : chatMessageView(lastMessage, userId),
-      unread_count: unread.get(row.id) ?? 0,
+      unread_count: unreadCount,
       last_read_seq: row.last_read_seq,
       can_send: sendRefusal(send) === undefined,
-      blocked_by_me: send.block.byMe,
+      blocked_by_me: block.byMe,
       created_at: new Date(row.created_at).toISOString(),
       last_message_at: isoTime(row.last_message_at),
     };

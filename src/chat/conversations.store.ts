@@ -1,8 +1,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { keysetAfter } from '../db/keyset.js';
-import { reusableShapedQuery } from '../db/reusable-query.js';
+import { reusableQuery, reusableShapedQuery } from '../db/reusable-query.js';
 import type { ConversationsTable, Database } from '../db/tables.js';
 import type { Keyset } from '../http/cursor.js';
+import { listingQuery, runListing, type ConversationListing } from './listings.store.js';
 import { conversationsWithUnread } from './unread.store.js';
 
 type Executor = Kysely<Database>;
@@ -41,20 +42,24 @@ export async function findConversationByPair(
     .executeTakeFirst();
 }
 
-/** The conversation if `userId` is one of its members. */
+const selectMemberConversation = reusableQuery(
+  (db: Executor, conversationId: string, userId: string) =>
+    db
+      .selectFrom('conversation_members as m')
+      .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
+      .selectAll('c')
+      .select(['m.user_id as member_id', 'm.last_read_seq'])
+      .where('m.conversation_id', '=', conversationId)
+      .where('m.user_id', '=', userId),
+);
+
+/** The conversation if `userId` is one of its members (every conversation route asks). */
 export async function findMemberConversation(
   db: Executor,
   conversationId: string,
   userId: string,
 ): Promise<MemberConversationRow | undefined> {
-  return db
-    .selectFrom('conversation_members as m')
-    .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
-    .selectAll('c')
-    .select(['m.user_id as member_id', 'm.last_read_seq'])
-    .where('m.conversation_id', '=', conversationId)
-    .where('m.user_id', '=', userId)
-    .executeTakeFirst();
+  return (await selectMemberConversation(db, conversationId, userId))[0];
 }
 
 /**
@@ -74,6 +79,17 @@ export async function raiseVersion(
     .executeTakeFirstOrThrow();
 }
 
+const updateReadSeq = reusableQuery(
+  (db: Executor, seq: number, conversationId: string, userId: string, below: number) =>
+    db
+      .updateTable('conversation_members')
+      .set({ last_read_seq: seq })
+      .where('conversation_id', '=', conversationId)
+      .where('user_id', '=', userId)
+      .where('last_read_seq', '<', below)
+      .returning('last_read_seq'),
+);
+
 /** Moves the member's read position forward to `seq`, never back; answers whether it moved. */
 export async function raiseReadSeq(
   db: Executor,
@@ -81,14 +97,7 @@ export async function raiseReadSeq(
   userId: string,
   seq: number,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('conversation_members')
-    .set({ last_read_seq: seq })
-    .where('conversation_id', '=', conversationId)
-    .where('user_id', '=', userId)
-    .where('last_read_seq', '<', seq)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return (await updateReadSeq(db, seq, conversationId, userId, seq)).length > 0;
 }
 
 export async function findReadSeq(
@@ -146,21 +155,61 @@ const pastPolicy = reusableShapedQuery((db: Executor, userId: string, peerIds: r
 export async function pageOfConversations(
   db: Executor,
   userId: string,
-  query: { unreadOnly: boolean; after: Keyset | undefined; limit: number },
-): Promise<MemberConversationRow[]> {
+  query: ConversationPageQuery,
+): Promise<ConversationListing[]> {
+  const { unreadOnly, after, limit } = query;
+  const shape = `page${unreadOnly ? ':unread' : ''}${after === undefined ? '' : ':after'}`;
+  const side = (influencer: boolean) => [
+    userId,
+    ...(influencer ? [0] : []),
+    ...(unreadOnly ? [userId] : []),
+    ...(after === undefined ? [] : [after.value, after.id]),
+    limit,
+  ];
+  const parameters = [...side(true), ...side(false), limit];
+  const source = (db: Executor) => pageSource(db, userId, query);
+  return runListing(db, userId, shape, source, parameters);
+}
+
+export interface ConversationPageQuery {
+  readonly unreadOnly: boolean;
+  readonly after: Keyset | undefined;
+  readonly limit: number;
+}
+
+/**
+ * The query of `pageOfConversations`, unrun (its plan is tested). A member is the influencer or
+ * the starter of each of its conversations: each side reads at most `limit` conversations down
+ * its activity index (migration 006), the two short lists are merged, and only the page is
+ * joined with the rest of each listing, whatever the member's number of conversations. (Each
+ * side carries its own limit, and the joins come last: a planner that joined first, or pushed
+ * no limit into the arms of a UNION ALL, would join and sort every conversation.)
+ */
+export function conversationPageQuery(db: Executor, userId: string, query: ConversationPageQuery) {
+  return listingQuery(db, userId, pageSource(db, userId, query));
+}
+
+/** The page's conversation rows, before the listing joins the rest (see above). */
+function pageSource(db: Executor, userId: string, query: ConversationPageQuery) {
+  const side = (column: 'influencer_id' | 'starter_id') =>
+    db
+      .selectFrom('conversations')
+      .selectAll()
+      .where(column, '=', userId)
+      // A conversation without messages is listed to its starter only.
+      .$if(column === 'influencer_id', (qb) => qb.where('last_seq', '>', 0))
+      .$if(query.unreadOnly, (qb) => qb.where('id', 'in', conversationsWithUnread(db, userId)))
+      .$if(query.after !== undefined, (qb) =>
+        qb.where(keysetAfter('activity_at', 'id', 'desc', query.after as Keyset)),
+      )
+      .orderBy('activity_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(query.limit);
   return db
-    .selectFrom('conversation_members as m')
-    .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
-    .selectAll('c')
-    .select(['m.user_id as member_id', 'm.last_read_seq'])
-    .where('m.user_id', '=', userId)
-    .where((eb) => eb.or([eb('c.last_seq', '>', 0), eb('c.starter_id', '=', userId)]))
-    .$if(query.unreadOnly, (qb) => qb.where('c.id', 'in', conversationsWithUnread(db, userId)))
-    .$if(query.after !== undefined, (qb) =>
-      qb.where(keysetAfter('c.activity_at', 'c.id', 'desc', query.after as Keyset)),
-    )
-    .orderBy('c.activity_at', 'desc')
-    .orderBy('c.id', 'desc')
-    .limit(query.limit)
-    .execute();
+    .selectFrom(side('influencer_id').as('influencing'))
+    .selectAll()
+    .unionAll(db.selectFrom(side('starter_id').as('starting')).selectAll())
+    .orderBy('activity_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.limit);
 }

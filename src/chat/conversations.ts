@@ -3,13 +3,18 @@ import { conversationViews, type ConversationView } from './conversation-views.j
 import type { Membership } from './membership.js';
 import { unreadTotals } from './unread.store.js';
 import { pageOfConversations } from './conversations.store.js';
+import { findListing } from './listings.store.js';
+import { Errors } from '../errors.js';
 import { splitPage, type Page } from '../http/cursor.js';
 
 export async function getConversation(
   ctx: ServiceContext,
   { userId, conversation }: Membership,
 ): Promise<ConversationView> {
-  const [view] = await conversationViews(ctx, userId, [conversation]);
+  const listing = await findListing(ctx.db, userId, conversation.id);
+  // The membership was proved a moment ago; only a deletion since could take it away.
+  if (listing === undefined) throw Errors.notFound();
+  const [view] = await conversationViews(ctx, userId, [listing]);
   if (view === undefined) throw new Error('a conversation view is missing');
   return view;
 }
@@ -37,9 +42,9 @@ export async function listConversations(
     after: page.after,
     limit: page.limit + 1,
   });
-  const { rows: shown, next } = splitPage(rows, page.limit, (row) => ({
-    value: row.activity_at,
-    id: row.id,
+  const { rows: shown, next } = splitPage(rows, page.limit, ({ conversation }) => ({
+    value: conversation.activity_at,
+    id: conversation.id,
   }));
   return { conversations: await conversationViews(ctx, userId, shown), next };
 }

@@ -1,16 +1,69 @@
 import type { Kysely, Selectable } from 'kysely';
+import { reusableQuery, reusableShapedQuery } from '../db/reusable-query.js';
 import type { ChatMessagesTable, Database } from '../db/tables.js';
 
 type Executor = Kysely<Database>;
 export type MessageRow = Selectable<ChatMessagesTable>;
 
+const insertRow = reusableQuery(
+  (
+    db: Executor,
+    id: string,
+    conversationId: string,
+    seq: number,
+    version: number,
+    senderId: string | null,
+    clientMessageId: string,
+    textDigest: string,
+    text: string | null,
+    createdAt: number,
+    editedAt: number | null,
+    deletedAt: number | null,
+  ) =>
+    db.insertInto('chat_messages').values({
+      id,
+      conversation_id: conversationId,
+      seq,
+      version,
+      sender_id: senderId,
+      client_message_id: clientMessageId,
+      text_digest: textDigest,
+      text,
+      created_at: createdAt,
+      edited_at: editedAt,
+      deleted_at: deletedAt,
+    }),
+);
+
+/** Stores a message (every send: one compiled INSERT, whatever order the row's keys are in). */
 export async function insertMessage(db: Executor, row: MessageRow): Promise<void> {
-  await db.insertInto('chat_messages').values(row).execute();
+  await insertRow(
+    db,
+    row.id,
+    row.conversation_id,
+    row.seq,
+    row.version,
+    row.sender_id,
+    row.client_message_id,
+    row.text_digest,
+    row.text,
+    row.created_at,
+    row.edited_at,
+    row.deleted_at,
+  );
 }
 
 export async function findMessage(db: Executor, id: string): Promise<MessageRow | undefined> {
   return db.selectFrom('chat_messages').selectAll().where('id', '=', id).executeTakeFirst();
 }
+
+const selectByClientKey = reusableQuery((db: Executor, senderId: string, clientMessageId: string) =>
+  db
+    .selectFrom('chat_messages')
+    .selectAll()
+    .where('sender_id', '=', senderId)
+    .where('client_message_id', '=', clientMessageId),
+);
 
 /** The message a sender stored under a `client_message_id`, in any conversation. */
 export async function findMessageByClientKey(
@@ -18,32 +71,26 @@ export async function findMessageByClientKey(
   senderId: string,
   clientMessageId: string,
 ): Promise<MessageRow | undefined> {
-  return db
-    .selectFrom('chat_messages')
-    .selectAll()
-    .where('sender_id', '=', senderId)
-    .where('client_message_id', '=', clientMessageId)
-    .executeTakeFirst();
+  return (await selectByClientKey(db, senderId, clientMessageId))[0];
 }
 
-/** The messages of `seqs` in one conversation (e.g. the last message of several). */
-export async function findMessagesBySeq(
-  db: Executor,
-  keys: readonly { conversationId: string; seq: number }[],
-): Promise<MessageRow[]> {
-  if (keys.length === 0) return [];
-  return db
-    .selectFrom('chat_messages')
-    .selectAll()
-    .where((eb) =>
-      eb.or(
-        keys.map((key) =>
-          eb.and([eb('conversation_id', '=', key.conversationId), eb('seq', '=', key.seq)]),
-        ),
-      ),
-    )
-    .execute();
-}
+const pagesBeyond = reusableShapedQuery(
+  (
+    db: Executor,
+    conversationId: string,
+    column: 'seq' | 'version',
+    beyond: '<' | '>',
+    bound: number,
+    limit: number,
+  ) =>
+    db
+      .selectFrom('chat_messages')
+      .selectAll()
+      .where('conversation_id', '=', conversationId)
+      .where(column, beyond, bound)
+      .orderBy(column, beyond === '<' ? 'desc' : 'asc')
+      .limit(limit),
+);
 
 /**
  * Up to `limit` messages of a conversation whose `column` lies beyond `bound` (`<` below it,
@@ -57,14 +104,9 @@ function messagesBeyond(
   bound: number,
   limit: number,
 ): Promise<MessageRow[]> {
-  return db
-    .selectFrom('chat_messages')
-    .selectAll()
-    .where('conversation_id', '=', conversationId)
-    .where(column, beyond, bound)
-    .orderBy(column, beyond === '<' ? 'desc' : 'asc')
-    .limit(limit)
-    .execute();
+  const shape = `${column}${beyond}`;
+  const parameters = [conversationId, bound, limit];
+  return pagesBeyond(db, shape, parameters, conversationId, column, beyond, bound, limit);
 }
 
 /** Up to `limit` messages with seq below `before`, newest first. */

@@ -40,28 +40,55 @@ export function sendRefusal(facts: SendFacts): ApiError | undefined {
 const policyBinds = (row: MemberConversationRow) =>
   row.accepted_at === null && row.starter_id === row.member_id && row.influencer_id !== null;
 
-/** The send facts of several conversations of one member, by conversation id (four queries). */
+/** What DM policy says in each conversation where it binds the member: few, requests pending. */
+export interface PolicyFacts {
+  readonly policy: DmPolicy | null;
+  readonly follows: boolean;
+}
+
+const UNBOUND: PolicyFacts = Object.freeze({ policy: null, follows: false });
+
+/** The policy facts of several conversations of one member, by conversation id (two queries). */
+export async function policyFacts(
+  ctx: ServiceContext,
+  userId: string,
+  rows: readonly MemberConversationRow[],
+): Promise<Map<string, PolicyFacts>> {
+  const bound = rows.filter(policyBinds).map((row) => row.influencer_id as string);
+  const [policies, follows] = await Promise.all([
+    dmPoliciesOf(ctx.db, bound),
+    followedAmong(ctx.db, userId, bound),
+  ]);
+  return new Map(
+    rows.map((row) => {
+      if (!policyBinds(row)) return [row.id, UNBOUND];
+      const influencerId = row.influencer_id as string;
+      return [
+        row.id,
+        { policy: policies.get(influencerId) ?? null, follows: follows.has(influencerId) },
+      ];
+    }),
+  );
+}
+
+/** The send facts of several conversations of one member, by conversation id (three queries). */
 export async function sendFacts(
   ctx: ServiceContext,
   userId: string,
   rows: readonly MemberConversationRow[],
 ): Promise<Map<string, SendFacts>> {
   const peers = rows.map((row) => peerOf(row)).filter((id): id is string => id !== null);
-  const bound = rows.filter(policyBinds).map((row) => row.influencer_id as string);
-  const [blocks, policies, follows] = await Promise.all([
+  const [blocks, policies] = await Promise.all([
     blockRelations(ctx.db, userId, peers),
-    dmPoliciesOf(ctx.db, bound),
-    followedAmong(ctx.db, userId, bound),
+    policyFacts(ctx, userId, rows),
   ]);
   return new Map(
     rows.map((row) => {
       const peerId = peerOf(row);
-      const policy = policyBinds(row) ? (policies.get(row.influencer_id as string) ?? null) : null;
       const facts: SendFacts = {
         peerId,
         block: (peerId !== null && blocks.get(peerId)) || NO_BLOCK,
-        policy,
-        follows: row.influencer_id !== null && follows.has(row.influencer_id),
+        ...(policies.get(row.id) ?? UNBOUND),
       };
       return [row.id, facts];
     }),

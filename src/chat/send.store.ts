@@ -1,5 +1,6 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
+import { reusableShapedQuery } from '../db/reusable-query.js';
 import type { Database } from '../db/tables.js';
 import { raiseReadSeq } from './conversations.store.js';
 import { insertMessage, type MessageRow } from './messages.store.js';
@@ -24,7 +25,8 @@ export async function storeSentMessage(
   if (isPostgres(db)) return storeInOneStatement(db, message);
   if (!db.isTransaction) return db.transaction().execute((trx) => storeSentMessage(trx, message));
   const { conversation_id: conversationId, sender_id: senderId } = message;
-  const numbers = await numberSend(db, message).executeTakeFirstOrThrow();
+  const [numbers] = await numberOne(db, '', numberingParameters(message), message);
+  if (numbers === undefined) throw new Error(`no conversation ${conversationId} to number`);
   const row = { ...message, seq: numbers.last_seq, version: numbers.version };
   await insertMessage(db, row);
   await raiseReadSeq(db, conversationId, senderId, row.seq);
@@ -50,11 +52,31 @@ function numberSend(db: QueryCreator<Database>, message: UnnumberedMessage) {
     .returning(['last_seq', 'version']);
 }
 
+/** What `numberSend` binds, in order (its statement is compiled once: reusable-query.ts). */
+const numberingParameters = (message: UnnumberedMessage) => {
+  const now = message.created_at;
+  return [now, now, message.sender_id, now, message.conversation_id];
+};
+const numberOne = reusableShapedQuery(numberSend);
+
 /**
  * PostgreSQL: the same three writes as one statement, so the conversation's row lock is held for
  * one round trip less than two, and concurrent sends of one conversation queue for less time.
  */
 async function storeInOneStatement(db: Executor, message: UnnumberedMessage): Promise<MessageRow> {
+  const { id, conversation_id: conversationId, sender_id: senderId } = message;
+  const parameters = [
+    ...numberingParameters(message),
+    ...[conversationId, senderId],
+    ...[id, conversationId, senderId, message.client_message_id, message.text_digest],
+    ...[message.text, message.created_at],
+  ];
+  const [row] = await storeOne(db, '', parameters, message);
+  if (row === undefined) throw new Error(`no conversation ${conversationId} to number`);
+  return row;
+}
+
+const storeOne = reusableShapedQuery((db: Executor, message: UnnumberedMessage) => {
   const senderId = message.sender_id;
   const now = message.created_at;
   return db
@@ -97,6 +119,5 @@ async function storeInOneStatement(db: Executor, message: UnnumberedMessage): Pr
           sql<null>`null::bigint`.as('deleted_at'),
         ]),
     )
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
+    .returningAll();
+});

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/tables.js';
 
 type Executor = Kysely<Database>;
@@ -19,6 +19,20 @@ function unreadMessages(db: Executor, userId: string) {
     .where('m.user_id', '=', userId)
     .where('msg.deleted_at', 'is', null)
     .whereRef('msg.sender_id', '<>', 'm.user_id');
+}
+
+/**
+ * The same count for the member row `m` of conversation `c` in an enclosing query (a listing), as
+ * a scalar subquery: one range scan of the seq index above the member's read position.
+ */
+export function unreadCountOf(db: Executor) {
+  return db
+    .selectFrom('chat_messages as msg')
+    .select((eb) => eb.fn.countAll<number>().as('unread'))
+    .whereRef('msg.conversation_id', '=', sql.ref<string>('c.id'))
+    .whereRef('msg.seq', '>', sql.ref<number>('m.last_read_seq'))
+    .where('msg.deleted_at', 'is', null)
+    .whereRef('msg.sender_id', '<>', sql.ref<string>('m.user_id'));
 }
 
 /** The ids of `userId`'s conversations with anything unread, as a subquery. */

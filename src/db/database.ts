@@ -9,6 +9,7 @@ import {
   PostgresDialect,
   SqliteDialect,
   sql,
+  type LogConfig,
   type PostgresPool,
   type PostgresPoolClient,
 } from 'kysely';
@@ -21,6 +22,8 @@ export type Db = Kysely<Database>;
 export interface DatabaseOptions {
   /** PostgreSQL pool size per instance. */
   readonly poolSize?: number;
+  /** Kysely's query log (the benchmark records the statements it explains). */
+  readonly log?: LogConfig;
 }
 
 /** Only the driver in use is loaded: an SQLite deployment never pays for `pg`, and vice versa. */
@@ -29,11 +32,11 @@ export async function openDatabase(
   options: DatabaseOptions = {},
 ): Promise<Db> {
   return location.kind === 'sqlite'
-    ? openSqlite(location.path)
+    ? openSqlite(location.path, options)
     : openPostgres(location.url, options);
 }
 
-async function openSqlite(path: string): Promise<Db> {
+async function openSqlite(path: string, options: DatabaseOptions): Promise<Db> {
   const { default: SQLite } = await import('better-sqlite3');
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SQLite(path);
@@ -46,6 +49,7 @@ async function openSqlite(path: string): Promise<Db> {
   sqlite.pragma('busy_timeout = 5000');
   return new Kysely<Database>({
     dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    ...(options.log !== undefined && { log: options.log }),
   });
 }
 
@@ -95,7 +99,10 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Db> 
   // the queries that fail already answer 503, and the pool drops the dead client on release.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingReused(pool) }) });
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: preparingReused(pool) }),
+    ...(options.log !== undefined && { log: options.log }),
+  });
 }
 
 /**

@@ -5,6 +5,7 @@ import * as recentRotations from './migrations/002_recent_rotations.js';
 import * as codeRequests from './migrations/003_code_requests.js';
 import * as influencer from './migrations/004_influencer.js';
 import * as chat from './migrations/005_chat.js';
+import * as conversationActivity from './migrations/006_conversation_activity.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '003_code_requests': codeRequests,
   '004_influencer': influencer,
   '005_chat': chat,
+  '006_conversation_activity': conversationActivity,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

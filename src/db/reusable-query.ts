@@ -1,4 +1,4 @@
-import type { CompiledQuery, Compilable, Kysely } from 'kysely';
+import type { CompiledQuery, Compilable, DialectAdapter, Kysely } from 'kysely';
 import type { Database } from './tables.js';
 
 type Executor = Kysely<Database>;
@@ -27,19 +27,24 @@ export function reusableQuery<Row, Params extends unknown[]>(
  * The same for a query whose SQL text depends on a few choices (its shape: a sort, an optional
  * filter): compiled once per shape and database. `parameters` are the values `build(db, ...args)`
  * binds, in the order it binds them; the first run of each shape checks that they are.
+ *
+ * "Per database" is per Kysely instance opened, which its transactions and `withPlugin` copies
+ * share (they all hold its dialect adapter): a write that runs inside a transaction is compiled
+ * once too, not once per transaction.
  */
 export function reusableShapedQuery<Row, Args extends unknown[]>(
   build: (db: Executor, ...args: Args) => Compilable<Row>,
 ) {
-  const compiled = new WeakMap<Executor, Map<string, CompiledQuery<Row>>>();
+  const compiled = new WeakMap<DialectAdapter, Map<string, CompiledQuery<Row>>>();
   return async function run(
     db: Executor,
     shape: string,
     parameters: readonly unknown[],
     ...args: Args
   ): Promise<Row[]> {
-    let shapes = compiled.get(db);
-    if (shapes === undefined) compiled.set(db, (shapes = new Map()));
+    const database = db.getExecutor().adapter;
+    let shapes = compiled.get(database);
+    if (shapes === undefined) compiled.set(database, (shapes = new Map()));
     let query = shapes.get(shape);
     if (query === undefined) {
       query = build(db, ...args).compile();
