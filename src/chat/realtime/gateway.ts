@@ -59,7 +59,7 @@ export class ChatGateway {
     this.metrics = metrics;
     this.registry = new SocketRegistry(ctx.events, socketDelivery(metrics, ctx.clock));
     this.stopClocks = startSocketClocks(
-      () => this.registry.sockets(),
+      this.registry,
       ctx.clock,
       options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     );
