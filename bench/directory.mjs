@@ -19,7 +19,7 @@ const CURSOR_PAGE = 20;
  * store tells the databases apart with `instanceof`.
  */
 let tsx;
-const source = (path) => {
+export const source = (path) => {
   tsx ??= register();
   return import(new URL(path, import.meta.url).href);
 };
@@ -109,7 +109,7 @@ export async function prepareDirectory(database, service) {
 }
 
 /** The bench's own connection to the service's database (Kysely, as the service opens it). */
-async function openBenchDatabase(database) {
+export async function openBenchDatabase(database) {
   const { openDatabase } = await source('../src/db/database.ts');
   const location =
     database.kind === 'sqlite'

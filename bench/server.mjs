@@ -50,6 +50,8 @@ export async function freePort() {
  * @property {string | undefined} logLevel   LOG_LEVEL; the service's default (info) when unset
  * @property {string | undefined} logFile    where the service's stdout goes (default: discarded)
  * @property {string | undefined} cpuProfDir when set, the service runs with --cpu-prof into it
+ * @property {Record<string, string>} [env]  more environment for the service (e.g. PUBLIC_URL, the
+ *   same for several instances)
  * @property {(service: Service) => void} [onSpawn]  called as soon as the process exists, before
  *   it is ready (to watch its start-up)
  */
@@ -76,6 +78,7 @@ export async function startService(options) {
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
   if (options.redisUrl) env.REDIS_URL = options.redisUrl;
+  Object.assign(env, options.env);
   if (options.logLevel) env.LOG_LEVEL = options.logLevel;
 
   // BENCH_SERVICE_NODE_OPTIONS: flags to try on the service only (e.g. --max-semi-space-size=4),

@@ -19,6 +19,7 @@ export const ALL = [
   'storm',
   ...DIRECTORY_KEYS,
   'memory',
+  'realtime', // bench/realtime.mjs, in its own process (run.mjs)
 ];
 const RAW_VERIFY_MAX_SECONDS = 5;
 
