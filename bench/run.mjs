@@ -5,7 +5,7 @@
 //   npm run bench -- --duration 3         shorter scenarios, for a quick look
 //   npm run bench -- --only bare,profile  some scenarios (bare profile login raw refresh confirm
 //                                         change register storm substring rare prefix category
-//                                         page20 send history conversations memory)
+//                                         page20 send history conversations memory realtime)
 //   npm run bench -- --soak               5 minutes of mixed traffic, RSS sampled every 5 s
 //   npm run bench -- --cpu-prof           the service writes a .cpuprofile into bench/results/profiles/
 //   npm run bench -- --only memory --heap-snapshot   the memory scenario's service writes a heap
@@ -27,6 +27,7 @@ import { seedAccounts } from './seed.mjs';
 import { startService } from './server.mjs';
 import { ALL, runSuite } from './suite.mjs';
 import { runSoak } from './soak.mjs';
+import { runRealtimeBench } from './realtime/spawn.mjs';
 import { evaluateSoak, evaluateTargets } from './targets.mjs';
 
 const LOGIN_USERS = 16;
@@ -54,6 +55,15 @@ const duration = positive('duration', args.duration);
 const selected = args.only ? args.only.split(',').map((s) => s.trim()) : ALL;
 for (const key of selected) {
   if (!ALL.includes(key)) throw new Error(`--only: unknown scenario "${key}" (${ALL.join(', ')})`);
+}
+
+const realtime = {
+  seconds: args.duration === '10' ? undefined : args.duration,
+  cpuProf: args['cpu-prof'],
+};
+if (!args.soak && selected.every((key) => key === 'realtime')) {
+  await runRealtimeBench(realtime);
+  process.exit(0);
 }
 
 const database = await createBenchDatabase(process.env.BENCH_DATABASE_URL);
@@ -117,7 +127,7 @@ try {
     const rows = soak.loads.map((l) => ({ ...l, scenario: l.name }));
     writeReport('latest-soak', 'Account service soak test', report, rows, SOAK_COLUMNS);
   } else {
-    const suite = selected.filter((key) => key !== 'memory');
+    const suite = selected.filter((key) => key !== 'memory' && key !== 'realtime');
     const results = await runSuite(service, context, { duration, selected: suite });
     await service.stop(); // the memory scenario runs a service of its own, alone
     if (selected.includes('memory')) {
@@ -153,6 +163,7 @@ try {
     writeReport('latest', 'Account service benchmark', report, tableRows(results));
     if (args['cpu-prof'])
       console.log('service CPU profile: bench/results/profiles/ (written when it exits)');
+    if (selected.includes('realtime')) await runRealtimeBench(realtime);
   }
 } finally {
   await cleanUp();

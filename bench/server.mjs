@@ -52,6 +52,8 @@ export async function freePort() {
  * @property {string | undefined} cpuProfDir when set, the service runs with --cpu-prof into it
  * @property {string} [heapSnapshot]  when set, the loop monitor writes a heap snapshot there on
  *   every loopDelay() call
+ * @property {Record<string, string>} [env]  more environment for the service (e.g. PUBLIC_URL, the
+ *   same for several instances)
  * @property {(service: Service) => void} [onSpawn]  called as soon as the process exists, before
  *   it is ready (to watch its start-up)
  */
@@ -78,6 +80,7 @@ export async function startService(options) {
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
   if (options.redisUrl) env.REDIS_URL = options.redisUrl;
+  Object.assign(env, options.env);
   if (options.logLevel) env.LOG_LEVEL = options.logLevel;
   if (options.heapSnapshot) env.BENCH_HEAP_SNAPSHOT = options.heapSnapshot;
 

@@ -21,6 +21,7 @@ export const ALL = [
   ...DIRECTORY_KEYS,
   ...CHAT_KEYS,
   'memory',
+  'realtime', // bench/realtime.mjs, in its own process (run.mjs)
 ];
 const RAW_VERIFY_MAX_SECONDS = 5;
 

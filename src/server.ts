@@ -3,6 +3,13 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 
 /** In-flight requests get this long to finish after SIGTERM before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * Connections the kernel completes and queues while the event loop is busy (Node's default is
+ * 511). When thousands of chat sockets reconnect at once, a full queue drops handshakes, and each
+ * dropped one waits a second or more for its SYN to be sent again; a deeper queue lets them wait
+ * their turn instead. The kernel caps it at net.core.somaxconn (4096 on Linux since 5.4).
+ */
+const LISTEN_BACKLOG = 4096;
 
 function configOrExit(): Config {
   try {
@@ -17,7 +24,7 @@ function configOrExit(): Config {
 const config = configOrExit();
 const app = await buildApp(config);
 
-await app.listen({ port: config.port, host: config.host });
+await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

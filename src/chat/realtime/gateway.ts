@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { verifyAccessToken, type Caller } from '../../accounts/caller.js';
+import type { AccessClaims } from '../../security/access-tokens.js';
 import type { ServiceContext } from '../../context.js';
 import { isDatabaseUnavailable } from '../../db/outage.js';
 import { ApiError } from '../../errors.js';
@@ -58,7 +59,7 @@ export class ChatGateway {
     this.metrics = metrics;
     this.registry = new SocketRegistry(ctx.events, socketDelivery(metrics, ctx.clock));
     this.stopClocks = startSocketClocks(
-      () => this.registry.sockets(),
+      this.registry,
       ctx.clock,
       options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     );
@@ -118,20 +119,18 @@ export class ChatGateway {
   /** First authentication, or renewal of an authenticated socket with a fresh token. */
   private async authenticate(socket: ChatSocket, token: string): Promise<void> {
     socket.verifying = true;
-    // The window stays open while the token is checked, but not forever.
-    if (!socket.ready) socket.deadline = this.ctx.clock() + AUTH_WINDOW_MS;
     try {
-      const verdict = await this.verify(token);
-      if (!socket.isOpen) return;
-      if (socket.ready) return this.renew(socket, verdict);
-      if (verdict instanceof Refusal) return socket.close(verdict.closure);
-      await this.admit(socket, verdict, token);
+      if (socket.ready) return this.renew(socket, await this.verify(token));
+      // The window stays open while the token is checked, but not forever.
+      socket.deadline = this.ctx.clock() + AUTH_WINDOW_MS;
+      await this.admit(socket, token);
     } finally {
       socket.verifying = false;
     }
   }
 
   private renew(socket: ChatSocket, verdict: Caller | Refusal): void {
+    if (!socket.isOpen) return;
     // The database could not answer: the token in use stays valid until its own expiry.
     if (verdict instanceof Refusal) {
       if (verdict.closure !== Closures.unavailable) socket.close(verdict.closure);
@@ -141,16 +140,33 @@ export class ChatGateway {
     socket.authenticate(verdict.userId, verdict.sessionId, verdict.expiresAt);
   }
 
-  private async admit(socket: ChatSocket, caller: Caller, token: string): Promise<void> {
-    socket.authenticate(caller.userId, caller.sessionId, caller.expiresAt);
-    if (!(await this.registry.attach(socket))) return socket.close(Closures.tooManySockets);
-    // Subscribed now. A logout that committed while we subscribed was published before we
-    // listened, so look at the session once more; from here on, its end reaches this socket.
-    const again = await this.verify(token);
+  /**
+   * The token's signature names the user, which is all subscribing needs; its session is looked
+   * up once the subscription is in place. A logout that commits before that lookup is seen by
+   * it, and one that commits after is published to a listening socket: one session lookup per
+   * socket, not one before subscribing and one after (a reconnect storm pays for every query).
+   */
+  private async admit(socket: ChatSocket, token: string): Promise<void> {
+    const claims = await this.claims(token);
     if (!socket.isOpen) return;
-    if (again instanceof Refusal) return socket.close(again.closure);
+    if (claims instanceof Refusal) return socket.close(claims.closure);
+    socket.authenticate(claims.userId, claims.sessionId, claims.expiresAt);
+    const attached = await this.registry.attach(socket);
+    const caller = await this.verify(token);
+    if (!socket.isOpen) return;
+    if (caller instanceof Refusal) return socket.close(caller.closure);
+    if (!attached) return socket.close(Closures.tooManySockets);
     socket.ready = true;
     socket.send(readyFrame(caller.userId, caller.sessionId));
+  }
+
+  /** The token's signed claims, without the session (no database unless the keys are reloaded). */
+  private async claims(token: string): Promise<AccessClaims | Refusal> {
+    try {
+      return (await this.ctx.accessTokens.verify(token)) ?? new Refusal(Closures.unauthorized);
+    } catch (error) {
+      return this.failed(error);
+    }
   }
 
   /** The token's caller, or why the socket cannot have one. */
@@ -160,10 +176,15 @@ export class ChatGateway {
     } catch (error) {
       if (error instanceof ApiError && error.status === 401)
         return new Refusal(Closures.unauthorized);
-      if (isDatabaseUnavailable(error as Error)) this.deps.databaseOutage.failed(error);
-      else this.deps.log.error({ err: error }, 'chat socket: could not verify a token');
-      return new Refusal(Closures.unavailable);
+      return this.failed(error);
     }
+  }
+
+  /** A token check that could not run: not the client's fault, it may retry (1013). */
+  private failed(error: unknown): Refusal {
+    if (isDatabaseUnavailable(error as Error)) this.deps.databaseOutage.failed(error);
+    else this.deps.log.error({ err: error }, 'chat socket: could not verify a token');
+    return new Refusal(Closures.unavailable);
   }
 
   private closed(socket: ChatSocket): void {
