@@ -124,7 +124,8 @@ async function seedDirectory(service, context) {
 async function seedChat(service, context, duration) {
   console.log('seeding the chat straight into the database …');
   context.chat = await prepareChat(context.database, service, { durationSeconds: duration });
-  const { requests: _requests, ...chat } = context.chat;
+  const chat = { ...context.chat };
+  delete chat.requests;
   console.log(
     `seeded ${chat.counts.conversations} conversations, ${chat.counts.messages} messages and ` +
       `${chat.counts.users} accounts, and analyzed, in ${chat.seed_seconds} s`,
