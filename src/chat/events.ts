@@ -41,3 +41,51 @@ export function publishReadEvent(
     ...read,
   } satisfies ConversationReadEvent);
 }
+
+/** Writes of one conversation whose events wait for each other, per event bus (per app). */
+const pendingWrites = new WeakMap<object, Map<string, PendingWrites>>();
+
+interface PendingWrites {
+  writing: number;
+  readonly ready: { version: number; publish: () => void }[];
+}
+
+/** Events held for one conversation at most; past it, they go out as they are (still sorted). */
+const MAX_HELD = 64;
+
+/**
+ * Runs `write`, a change that raises the conversation's version, and publishes what it committed
+ * once every write of that conversation overlapping it on this instance has ended too, all in
+ * version order. Writes of one conversation commit in version order (its row lock, or SQLite's
+ * one writer), but concurrent ones come back from separate PostgreSQL connections in any order:
+ * published as they came back, a socket that had seen nothing of the conversation yet took the
+ * first it got as its starting point and dropped the lower versions behind it.
+ */
+export async function writeInVersionOrder<T extends { readonly version: number }>(
+  ctx: Pick<ServiceContext, 'events'>,
+  conversationId: string,
+  write: () => Promise<T>,
+  publish: (committed: T) => void,
+): Promise<T> {
+  let byConversation = pendingWrites.get(ctx.events);
+  if (byConversation === undefined) pendingWrites.set(ctx.events, (byConversation = new Map()));
+  let pending = byConversation.get(conversationId);
+  if (pending === undefined)
+    byConversation.set(conversationId, (pending = { writing: 0, ready: [] }));
+  pending.writing += 1;
+  let committed: T | undefined;
+  try {
+    committed = await write();
+    return committed;
+  } finally {
+    pending.writing -= 1;
+    const done = committed;
+    if (done !== undefined)
+      pending.ready.push({ version: done.version, publish: () => publish(done) });
+    if (pending.writing === 0) byConversation.delete(conversationId);
+    if (pending.writing === 0 || pending.ready.length >= MAX_HELD) {
+      const ready = pending.ready.splice(0).sort((a, b) => a.version - b.version);
+      for (const event of ready) event.publish();
+    }
+  }
+}

@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../context.js';
 import { ApiError, Errors } from '../errors.js';
 import { raiseVersion } from './conversations.store.js';
-import { publishMessageEvent } from './events.js';
+import { publishMessageEvent, writeInVersionOrder } from './events.js';
 import type { Membership, MessageAccess } from './membership.js';
 import { parseMessageText } from './message-text.js';
 import {
@@ -105,14 +105,19 @@ export async function editMessage(
   const blocked = blockRefusal((await sendFactsOf(ctx, access)).block);
   if (blocked !== undefined) throw blocked;
 
-  const edited = await inTransaction(ctx.db, async (trx) => {
-    const { version } = await raiseVersion(trx, conversation.id);
-    const row = await updateMessageText(trx, message.id, { text, version, now: ctx.clock() });
-    // Deleted meanwhile: throwing rolls the version back.
-    if (row === undefined) throw Errors.messageDeleted();
-    return row;
-  });
-  publishMessageEvent(ctx, 'message.updated', conversation, edited);
+  const edited = await writeInVersionOrder(
+    ctx,
+    conversation.id,
+    () =>
+      inTransaction(ctx.db, async (trx) => {
+        const { version } = await raiseVersion(trx, conversation.id);
+        const row = await updateMessageText(trx, message.id, { text, version, now: ctx.clock() });
+        // Deleted meanwhile: throwing rolls the version back.
+        if (row === undefined) throw Errors.messageDeleted();
+        return row;
+      }),
+    (row) => publishMessageEvent(ctx, 'message.updated', conversation, row),
+  );
   return chatMessageView(edited, userId);
 }
 
@@ -127,12 +132,18 @@ export async function deleteMessage(
 
   let tombstone: MessageRow;
   try {
-    tombstone = await inTransaction(ctx.db, async (trx) => {
-      const { version } = await raiseVersion(trx, conversation.id);
-      const row = await tombstoneMessage(trx, message.id, { version, now: ctx.clock() });
-      if (row === undefined) throw Errors.messageDeleted(); // rolls the version back
-      return row;
-    });
+    tombstone = await writeInVersionOrder(
+      ctx,
+      conversation.id,
+      () =>
+        inTransaction(ctx.db, async (trx) => {
+          const { version } = await raiseVersion(trx, conversation.id);
+          const row = await tombstoneMessage(trx, message.id, { version, now: ctx.clock() });
+          if (row === undefined) throw Errors.messageDeleted(); // rolls the version back
+          return row;
+        }),
+      (row) => publishMessageEvent(ctx, 'message.deleted', conversation, row),
+    );
   } catch (error) {
     // A concurrent delete got there first: answer its tombstone, with no second event.
     if (!(error instanceof ApiError && error.code === 'message_deleted')) throw error;
@@ -140,6 +151,5 @@ export async function deleteMessage(
     if (current === undefined) throw Errors.notFound();
     return chatMessageView(current, userId);
   }
-  publishMessageEvent(ctx, 'message.deleted', conversation, tombstone);
   return chatMessageView(tombstone, userId);
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
-import { ApiError, Errors } from '../errors.js';
-import { publishMessageEvent } from './events.js';
+import { Errors } from '../errors.js';
+import { publishMessageEvent, writeInVersionOrder } from './events.js';
 import type { Membership } from './membership.js';
 import { parseMessageText, textDigest } from './message-text.js';
 import { findMessageByClientKey, type MessageRow } from './messages.store.js';
@@ -26,7 +26,9 @@ export interface SendResult {
  * membership already proved): the text, a replay, blocks and DM policy, the rate limits; then the
  * message is numbered and stored and the sender's side marked read, atomically, and the event goes
  * out after that commits. The database's unique index on (sender, key) is what makes a send
- * happen once: a concurrent duplicate fails on it and answers as the replay it is.
+ * happen once: a duplicate, concurrent or years later, fails on it and answers as the replay it
+ * is. So a send looks for a replay only when something would stop it (a refusal or the unique
+ * index), never on the way of the usual first send: a replay still wins over every later check.
  */
 export async function sendMessage(
   ctx: ServiceContext,
@@ -35,10 +37,14 @@ export async function sendMessage(
 ): Promise<SendResult> {
   const text = parseMessageText(input.text);
   const digest = textDigest(text);
-  const replay = await findReplay(ctx, membership, input.client_message_id, digest);
-  if (replay !== undefined) return replay;
+  /** The replay of this key if there is one; else `refusal` stands. */
+  const replayOr = async (refusal: unknown): Promise<SendResult> => {
+    const replay = await findReplay(ctx, membership, input.client_message_id, digest);
+    if (replay === undefined) throw refusal;
+    return replay;
+  };
   const refusal = sendRefusal(await sendFactsOf(ctx, membership));
-  if (refusal !== undefined) throw refusal;
+  if (refusal !== undefined) return replayOr(refusal);
   const { userId, conversation } = membership;
   const message: UnnumberedMessage = {
     id: randomUUID(),
@@ -54,17 +60,19 @@ export async function sendMessage(
   const claim = await ctx.limits.claimChatKey(userId, input.client_message_id);
   let stored: MessageRow;
   try {
-    stored = claim.first ? await storeCounted(ctx, message) : await storeIfNew(ctx, message);
+    stored = await writeInVersionOrder(
+      ctx,
+      conversation.id,
+      () => (claim.first ? storeCounted(ctx, message) : storeIfNew(ctx, message)),
+      (row) => publishMessageEvent(ctx, 'message.created', conversation, row),
+    );
   } catch (error) {
     await claim.release();
-    if (error instanceof ApiError) throw error; // a limit: the key was free, so no replay
-    // A concurrent send with the same key won the unique index: this one is its replay (or a
-    // reuse of the key); the failed write took its seq and version back.
-    const raced = await findReplay(ctx, membership, input.client_message_id, digest);
-    if (raced !== undefined) return raced;
-    throw error;
+    // A limit, or the unique index: the key was used before (or just now, by a concurrent
+    // send), and this is its replay or a reuse of the key; the failed write took its seq and
+    // version back.
+    return replayOr(error);
   }
-  publishMessageEvent(ctx, 'message.created', conversation, stored);
   return { message: chatMessageView(stored, userId), replayed: false };
 }
 
