@@ -111,7 +111,7 @@ try {
   );
   population = await seedPopulation(database, accounts);
   console.log(`seeded in ${population.seed_seconds} s`);
-  const bench = { services, population, generator, options };
+  const bench = { services, population, generator, options, redisUrl };
 
   const results = {};
   if (selected.includes('idle')) {

@@ -109,11 +109,13 @@ const commands = {
     });
   },
 
+  /** Starts sending; answers how many messages were sent so far (in all). */
   async loadStart({ pairs, rate }) {
     load?.start(
       pairs.map(([a, b]) => [clients[a], clients[b]]),
       rate,
     );
+    return load?.sequence;
   },
 
   /** Waits `warmup` s, then measures for `seconds` s: the peers' latency from the 201. */
@@ -129,8 +131,10 @@ const commands = {
     return { sent, sends_per_second: Math.round(sent / seconds), generator_loop: loopStats() };
   },
 
+  /** Stops sending once every answer is in; answers how many messages were sent in all. */
   async loadStop() {
     await load?.stop();
+    return load?.sequence;
   },
 
   /** The latency figures of the last window, once late deliveries had `graceMs` to arrive. */

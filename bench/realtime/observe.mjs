@@ -5,6 +5,7 @@
 import { execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { MIB, round } from '../memory.mjs';
 
 /** The load generator (clients.mjs) in its own process. */
@@ -167,5 +168,58 @@ export function listenOverflows() {
     return Number(values[names.indexOf('ListenOverflows')]);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * What Redis reports of itself (INFO): CPU, PUBLISH calls and their time, bytes sent, channels
+ * subscribed, memory. Redis is the machine's: another client's traffic would count too.
+ * @param {string | undefined} url
+ */
+export async function redisSnapshot(url) {
+  if (url === undefined) return undefined;
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    const text = await redis.info('all');
+    const field = (name) => Number(new RegExp(`^${name}:([^\\r\\n]+)`, 'm').exec(text)?.[1] ?? 0);
+    const stat = (command, key) =>
+      Number(new RegExp(`^cmdstat_${command}:.*\\b${key}=(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    return {
+      cpu_s: field('used_cpu_user') + field('used_cpu_sys'),
+      publish_calls: stat('publish', 'calls'),
+      publish_usec: stat('publish', 'usec'),
+      net_output_bytes: field('total_net_output_bytes'),
+      pubsub_channels: field('pubsub_channels'),
+      used_memory: field('used_memory'),
+    };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Redis's work between two snapshots, per send and as a share of its one core. */
+export function redisBetween(before, after, { sends, seconds }) {
+  if (before === undefined || after === undefined) return undefined;
+  const publishes = after.publish_calls - before.publish_calls;
+  const cpu = after.cpu_s - before.cpu_s;
+  return {
+    publishes_per_send: round(publishes / sends, 2),
+    cpu_core_share: round(cpu / seconds, 3),
+    // all of Redis's work per send: the sender's rate-limit scripts and the publishes
+    cpu_us_per_send: round((cpu * 1e6) / sends, 1),
+    publish_command_us: round((after.publish_usec - before.publish_usec) / publishes, 2),
+    output_bytes_per_send: Math.round((after.net_output_bytes - before.net_output_bytes) / sends),
+    channels: after.pubsub_channels,
+  };
+}
+
+/** The kernel's slab memory (/proc/meminfo Slab), in bytes: socket structures live there. */
+export function kernelSlab() {
+  try {
+    const text = readFileSync('/proc/meminfo', 'utf8');
+    return Number(/^Slab:\s+(\d+) kB/m.exec(text)?.[1] ?? NaN) * 1024;
+  } catch {
+    return NaN;
   }
 }

@@ -4,13 +4,17 @@
 //   latency    2,000 connected members, 500 sends/s: the peer's socket after the sender's 201
 //   stalled    the same with one client in a hundred that never reads
 //   reconnect  10,000 sockets dropped at once reconnect and catch up while sends go on
+import { performance } from 'node:perf_hooks';
 import { MIB, round } from '../memory.mjs';
 import { sleep } from '../server.mjs';
 import {
   chatMetricsBetween,
   cpuSeconds,
   kernelQueues,
+  kernelSlab,
   listenOverflows,
+  redisBetween,
+  redisSnapshot,
   sampleRss,
   scrapeChatMetrics,
 } from './observe.mjs';
@@ -25,6 +29,7 @@ const STALLED_ONE_IN = 100;
  * @property {import('../server.mjs').Service[]} services   one, or two sharing PostgreSQL and Redis
  * @property {import('./seed.mjs').Population} population
  * @property {ReturnType<import('./observe.mjs').forkGenerator>} generator
+ * @property {string | undefined} redisUrl
  * @property {{ sockets: number, members: number, rate: number, warmup: number, seconds: number,
  *   idle: number, reconnectConcurrency: number }} options
  */
@@ -71,6 +76,8 @@ export async function idleScenario(bench) {
   const { specs, pairs } = await clientsOf(bench, options.sockets);
   const rssBefore = await settledRss(services);
   const cpuBefore = await idleCpu(services, options.idle);
+  const redisBefore = await redisSnapshot(bench.redisUrl);
+  const slabBefore = kernelSlab();
   const opened = await generator.call('open', {
     specs,
     pairs,
@@ -78,6 +85,8 @@ export async function idleScenario(bench) {
     sync: false,
   });
   const rssAfter = await settledRss(services);
+  const redisAfter = await redisSnapshot(bench.redisUrl);
+  const slabAfter = kernelSlab();
   await loopDelay(services); // from here: the idle window, one heartbeat round in it
   const cpuAfter = await idleCpu(services, options.idle);
   const loop = await loopDelay(services);
@@ -89,12 +98,23 @@ export async function idleScenario(bench) {
     rss_before_mib: round(rssBefore / MIB),
     rss_after_mib: round(rssAfter / MIB),
     rss_per_socket_kib: round((rssAfter - rssBefore) / opened.sockets / 1024, 2),
+    // both ends of each connection are on this machine: half the growth is the server's end
+    kernel_slab_per_server_socket_kib: round(
+      (slabAfter - slabBefore) / opened.sockets / 2 / 1024,
+      2,
+    ),
     idle_cpu_core_share_before: round(cpuBefore, 4),
     idle_cpu_core_share_with_sockets: round(cpuAfter, 4),
     heartbeat_cpu_core_share: round(cpuAfter - cpuBefore, 4),
     idle_loop_delay_p99_ms: loop.p99_ms,
     idle_loop_delay_max_ms: loop.max_ms,
     idle_window_s: options.idle,
+    redis: redisAfter && {
+      channels: redisAfter.pubsub_channels,
+      memory_per_channel_bytes: Math.round(
+        (redisAfter.used_memory - redisBefore.used_memory) / opened.sockets,
+      ),
+    },
   };
 }
 
@@ -106,15 +126,22 @@ export async function idleScenario(bench) {
 async function measureLoad(bench, pairs) {
   const { services, generator, options } = bench;
   const metricsBefore = await scrapeChatMetrics(services);
+  const redisBefore = await redisSnapshot(bench.redisUrl);
   const rss = sampleRss(services);
-  await generator.call('loadStart', { pairs, rate: options.rate });
+  const started = performance.now();
+  const sentBefore = await generator.call('loadStart', { pairs, rate: options.rate });
   const cpuBefore = cpuSeconds(services);
   const window = await generator.call('measure', {
     warmup: options.warmup,
     seconds: options.seconds,
   });
   const cpu = (cpuSeconds(services) - cpuBefore) / (options.seconds + 0.001);
-  await generator.call('loadStop');
+  const sentAfter = await generator.call('loadStop');
+  const loadSeconds = (performance.now() - started) / 1000;
+  const redis = redisBetween(redisBefore, await redisSnapshot(bench.redisUrl), {
+    sends: sentAfter - sentBefore,
+    seconds: loadSeconds,
+  });
   const latency = await generator.call('latency', { graceMs: 1000 });
   const memory = rss.stop();
   const check = await generator.call('verify', { settleMs: 5_000 });
@@ -128,6 +155,7 @@ async function measureLoad(bench, pairs) {
       loop_delay_p99_ms: await loopP99(services),
       ...metrics,
     },
+    redis,
     delivery_check: check,
   };
 }
@@ -205,8 +233,9 @@ export async function reconnectScenario(bench) {
     concurrency: options.reconnectConcurrency,
   });
   reconnect.listen_queue_overflows = (listenOverflows() ?? NaN) - (overflowsBefore ?? NaN);
-  const cpu = (cpuSeconds(services) - cpuBefore) / (reconnect.all_caught_up_ms / 1000);
-  const loopDelay = await loopP99(services);
+  const cpuUsed = cpuSeconds(services) - cpuBefore;
+  const cpu = cpuUsed / (reconnect.all_caught_up_ms / 1000);
+  const loopP99Ms = await loopP99(services);
   await sleep(2_000); // sends go on after the storm
   await generator.call('loadStop');
   const check = await generator.call('verify', { settleMs: 10_000 });
@@ -219,7 +248,9 @@ export async function reconnectScenario(bench) {
     reconnect,
     service: {
       cpu_core_share: round(cpu, 3),
-      loop_delay_p99_ms: loopDelay,
+      // per socket, the sends going on meanwhile included
+      cpu_ms_per_reconnect: round((cpuUsed * 1000) / specs.length, 2),
+      loop_delay_p99_ms: loopP99Ms,
       sockets_closed: metrics.sockets_closed,
     },
     delivery_check: check,
