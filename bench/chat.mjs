@@ -234,7 +234,8 @@ async function chatSteps(db, seeded) {
   /** @type {Record<string, (trx: any) => Promise<unknown>>} */
   return {
     'send: membership': (trx) => findMembership(trx, side.member.userId, side.conversationId),
-    'send: replay': (trx) => findMessageByClientKey(trx, side.member.userId, 'plan-key'),
+    'send: replay (only once the unique index or a refusal stops a send)': (trx) =>
+      findMessageByClientKey(trx, side.member.userId, 'plan-key'),
     'send: blocks and DM policy': (trx) => sendFactsOf(ctx(trx), sending),
     'send: number, store, mark read': (trx) =>
       storeSentMessage(trx, {

@@ -139,7 +139,12 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
     await until(() => messages.length === 1 && syncs.length === 1, 'the first message');
     sockets.offline = true; // the next attempts fail until the network is back
     upgrades.at(-1)?.destroy(); // the service's end of the connection, cut
-    await until(() => states.filter((s) => s.status === 'reconnecting').length >= 2, 'a retry');
+    // Two attempts: the drop, then one against the network that is down (slow on a busy machine).
+    await until(
+      () => states.filter((s) => s.status === 'reconnecting').length >= 2,
+      'a retry',
+      25_000,
+    );
     await fan.sent(id, 'two'); // sent while no socket is open
     await fan.sent(id, 'three');
     expect((await fan.edit(first.id, 'one, edited')).statusCode).toBe(200);
