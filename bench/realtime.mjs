@@ -117,6 +117,7 @@ try {
   if (selected.includes('idle')) {
     console.log(`idle: ${options.sockets} sockets, ${options.idle} s idle before and after …`);
     results.idle = await idleScenario(bench);
+    console.log(JSON.stringify(results.idle));
   }
   if (selected.includes('latency') || selected.includes('stalled')) {
     console.log(
@@ -127,12 +128,14 @@ try {
     results.latency = run.latency;
     results.stalled = run.stalled;
     results.latency_connect = run.connect;
+    console.log(JSON.stringify({ latency: run.latency, stalled: run.stalled }));
   }
   if (selected.includes('reconnect')) {
     console.log(
       `reconnect: ${options.sockets} sockets dropped at once under ${options.reconnectRate} sends/s …`,
     );
     results.reconnect = await reconnectScenario(bench);
+    console.log(JSON.stringify(results.reconnect));
   }
 
   const kind = database.kind === 'postgres' ? 'postgres' : 'sqlite';
