@@ -1,6 +1,6 @@
 // The issue's targets, as ratios within one run, so that a slow or busy machine moves both sides.
 import { CHAT_SCENARIOS } from './chat.mjs';
-import { DIRECTORY_KEYS } from './directory.mjs';
+import { DIRECTORY_KEYS, DIRECTORY_SCENARIOS } from './directory.mjs';
 
 export const TARGETS = {
   loginVsRawVerify: 0.9,
@@ -73,11 +73,17 @@ export function evaluateTargets({ scenarios, rawVerify, storm, memory, chat }) {
   const chatReference = find('chatprofile');
   if (chat && chatReference) targets.push(...chatTargets(scenarios, chatReference, chat.kind));
 
-  const peaks = [...scenarios.map((s) => s.peak_rss_mib), storm?.peak_rss_mib ?? 0];
-  if (scenarios.length > 0 || storm) {
+  // The 150 MiB budget is the account service's (issue 4). The directory and chat scenarios run
+  // in the same process after it, on a 100,000-profile directory and a seeded chat, and have no
+  // memory target of their own: their peaks are in the table's Peak RSS column.
+  const accountScenarios = scenarios.filter(
+    (s) => ![...DIRECTORY_SCENARIOS, ...CHAT_SCENARIOS].some((other) => other.key === s.key),
+  );
+  const peaks = [...accountScenarios.map((s) => s.peak_rss_mib), storm?.peak_rss_mib ?? 0];
+  if (accountScenarios.length > 0 || storm) {
     const peak = Math.max(...peaks);
     targets.push({
-      name: `service peak RSS under load ≤ ${TARGETS.peakRssMib} MiB`,
+      name: `service peak RSS under load ≤ ${TARGETS.peakRssMib} MiB (account scenarios)`,
       measured: `${peak} MiB`,
       threshold: `≤ ${TARGETS.peakRssMib} MiB`,
       pass: peak <= TARGETS.peakRssMib,
