@@ -5,8 +5,49 @@ import type { Database, SessionsTable } from '../db/tables.js';
 export type SessionRow = Selectable<SessionsTable>;
 type Executor = Kysely<Database>;
 
+const insertRow = reusableQuery(
+  (
+    db: Executor,
+    id: string,
+    userId: string,
+    refreshSeed: string,
+    refreshGeneration: number,
+    recentRotations: string | null,
+    userAgent: string | null,
+    ip: string | null,
+    createdAt: number,
+    lastUsedAt: number,
+    expiresAt: number,
+  ) =>
+    db.insertInto('sessions').values({
+      id,
+      user_id: userId,
+      refresh_seed: refreshSeed,
+      refresh_generation: refreshGeneration,
+      recent_rotations: recentRotations,
+      user_agent: userAgent,
+      ip,
+      created_at: createdAt,
+      last_used_at: lastUsedAt,
+      expires_at: expiresAt,
+    }),
+);
+
+/** Every login's write: one compiled INSERT (a prepared statement on PostgreSQL). */
 export async function insertSession(db: Executor, session: SessionRow): Promise<void> {
-  await db.insertInto('sessions').values(session).execute();
+  await insertRow(
+    db,
+    session.id,
+    session.user_id,
+    session.refresh_seed,
+    session.refresh_generation,
+    session.recent_rotations,
+    session.user_agent,
+    session.ip,
+    session.created_at,
+    session.last_used_at,
+    session.expires_at,
+  );
 }
 
 const selectLiveSession = reusableQuery((db: Executor, sessionId: string, now: number) =>

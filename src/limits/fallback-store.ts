@@ -1,7 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { CircuitBreaker, PROBE_TIMING, type ProbeTiming } from './circuit-breaker.js';
 import { OutageLog } from '../outage-log.js';
-import type { Decision, Rule, SlidingWindowStore } from './sliding-window.js';
+import type {
+  Counter,
+  Decision,
+  JointDecision,
+  Rule,
+  SlidingWindowStore,
+} from './sliding-window.js';
 
 export interface FallbackOptions {
   readonly log: FastifyBaseLogger;
@@ -49,12 +55,20 @@ export class FallbackWindowStore implements SlidingWindowStore {
     return this.attempt((store) => store.consume(key, rules, now));
   }
 
+  consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {
+    return this.attempt((store) => store.consumeAll(counters, now));
+  }
+
   record(key: string, retainMs: number, now: number): Promise<void> {
     return this.attempt((store) => store.record(key, retainMs, now));
   }
 
   release(key: string, event: string): Promise<void> {
     return this.everywhere((store) => store.release(key, event));
+  }
+
+  releaseAll(keys: readonly string[], event: string): Promise<void> {
+    return this.everywhere((store) => store.releaseAll(keys, event));
   }
 
   clear(key: string): Promise<void> {

@@ -1,7 +1,9 @@
 import {
   decideAll,
   longestWindow,
+  type Counter,
   type Decision,
+  type JointDecision,
   type Rule,
   type SlidingWindowStore,
 } from './sliding-window.js';
@@ -50,6 +52,18 @@ export class MemoryWindowStore implements SlidingWindowStore {
     return { ...decision, event: String(now) };
   }
 
+  async consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {
+    const entries = counters.map(({ key }) => this.use(key));
+    for (const [index, { rules }] of counters.entries()) {
+      const decision = decideAll(entries[index]?.times ?? [], rules, now);
+      if (!decision.allowed) {
+        return { allowed: false, refused: index, retryAfterSeconds: decision.retryAfterSeconds };
+      }
+    }
+    counters.forEach(({ key, rules }, i) => this.add(key, entries[i], longestWindow(rules), now));
+    return { allowed: true, event: String(now) };
+  }
+
   async record(key: string, retainMs: number, now: number): Promise<void> {
     this.add(key, this.use(key), retainMs, now);
   }
@@ -58,6 +72,10 @@ export class MemoryWindowStore implements SlidingWindowStore {
     const times = this.events.get(key)?.times;
     const index = times?.lastIndexOf(Number(event)) ?? -1;
     if (times !== undefined && index !== -1) times.splice(index, 1);
+  }
+
+  async releaseAll(keys: readonly string[], event: string): Promise<void> {
+    for (const key of keys) await this.release(key, event);
   }
 
   async clear(key: string): Promise<void> {

@@ -25,6 +25,12 @@ export const LIMITS = {
   chatKeyClaims: { limit: 1, windowMs: MINUTE },
 } as const;
 
+const LOGIN_FAILURES_PER_IP = [LIMITS.failedLoginsPerIp];
+const LOGIN_FAILURES_PER_ACCOUNT = [
+  LIMITS.failedLoginsPerAccountMinute,
+  LIMITS.failedLoginsPerAccountHour,
+];
+
 /** The chat rules, which a test (or the benchmark) may raise through `AppOverrides`. */
 export type ChatLimitRules = Pick<
   Record<keyof typeof LIMITS, Rule>,
@@ -88,24 +94,23 @@ export class Limits {
 
   /**
    * Counts a login attempt as failed against its IP and its address (registered or not), or
-   * refuses it while either is locked out.
+   * refuses it while either is locked out. Both counters are checked and counted at once, in one
+   * round trip: a refused attempt counts against neither.
    */
   async beginLoginAttempt(email: string, ip: string): Promise<CountedAttempt> {
-    const now = this.clock();
-    const networkKey = ipKey('login-failures-ip', ip);
-    const ipDecision = await this.store.consume(networkKey, [LIMITS.failedLoginsPerIp], now);
-    if (!ipDecision.allowed) throw Errors.rateLimited(ipDecision.retryAfterSeconds);
-    const accountKey = `login-failures:${addressKey(email)}`;
-    const accountRules = [LIMITS.failedLoginsPerAccountMinute, LIMITS.failedLoginsPerAccountHour];
-    const accountDecision = await this.store.consume(accountKey, accountRules, now);
-    if (!accountDecision.allowed) {
-      await this.release(networkKey, ipDecision);
-      throw Errors.tooManyAttempts(accountDecision.retryAfterSeconds);
+    const counters = [
+      { key: ipKey('login-failures-ip', ip), rules: LOGIN_FAILURES_PER_IP },
+      { key: `login-failures:${addressKey(email)}`, rules: LOGIN_FAILURES_PER_ACCOUNT },
+    ];
+    const decision = await this.store.consumeAll(counters, this.clock());
+    if (!decision.allowed) {
+      const { refused, retryAfterSeconds } = decision;
+      throw refused === 0
+        ? Errors.rateLimited(retryAfterSeconds)
+        : Errors.tooManyAttempts(retryAfterSeconds);
     }
-    return countedAttempt(async () => {
-      await this.release(networkKey, ipDecision);
-      await this.release(accountKey, accountDecision);
-    });
+    const keys = counters.map(({ key }) => key);
+    return countedAttempt(() => this.store.releaseAll(keys, decision.event));
   }
 
   async liftLoginLockout(email: string): Promise<void> {

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type Result } from 'ioredis';
 import {
   ALLOWED,
   decide,
   longestWindow,
+  type Counter,
   type Decision,
+  type JointDecision,
   type Rule,
   type SlidingWindowStore,
 } from './sliding-window.js';
@@ -12,23 +14,33 @@ import { REDIS_CONNECT_WAIT_MS, whenReady } from '../redis.js';
 
 /**
  * Each key is a sorted set of events scored by time. CONSUME runs atomically in Redis, so two
- * instances cannot both take the last slot of a limit. It returns {} when it recorded the event,
- * or {index of the refusing rule, the event times in that rule's window}.
+ * instances cannot both take the last slot of a limit, and checks several keys (counters) in one
+ * round trip. ARGV: now, the event's member, then for each key its retention (longest window), its
+ * number of rules and their limits and windows. It returns {} when it recorded the event in every
+ * key, or {index of the refusing key, index of its refusing rule, the event times in that rule's
+ * window} when it recorded none. Counting with ZCOUNT, the times are only read for a refusal.
  */
 const CONSUME = `
-local key, now, member, retain = KEYS[1], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - retain)
-for i = 4, #ARGV, 2 do
-  local limit, window = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
-  local times = redis.call('ZRANGEBYSCORE', key, '(' .. (now - window), '+inf', 'WITHSCORES')
-  if #times / 2 >= limit then
-    local out = { (i - 4) / 2 }
-    for j = 2, #times, 2 do out[#out + 1] = times[j] end
-    return out
+local now, member, at, retains = tonumber(ARGV[1]), ARGV[2], 3, {}
+for k, key in ipairs(KEYS) do
+  local retain, rules = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+  retains[k] = retain
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - retain)
+  for r = 0, rules - 1 do
+    local limit, window = tonumber(ARGV[at + 2 + 2 * r]), tonumber(ARGV[at + 3 + 2 * r])
+    local since = '(' .. (now - window)
+    if redis.call('ZCOUNT', key, since, '+inf') >= limit then
+      local out, times = { k - 1, r }, redis.call('ZRANGEBYSCORE', key, since, '+inf', 'WITHSCORES')
+      for j = 2, #times, 2 do out[#out + 1] = times[j] end
+      return out
+    end
   end
+  at = at + 2 + 2 * rules
 end
-redis.call('ZADD', key, now, member)
-if redis.call('PTTL', key) < retain then redis.call('PEXPIRE', key, retain) end
+for k, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now, member)
+  if redis.call('PTTL', key) < retains[k] then redis.call('PEXPIRE', key, retains[k]) end
+end
 return {}
 `;
 
@@ -40,10 +52,28 @@ if redis.call('PTTL', key) < retain then redis.call('PEXPIRE', key, retain) end
 return 1
 `;
 
+const RELEASE = `
+for _, key in ipairs(KEYS) do redis.call('ZREM', key, ARGV[1]) end
+return 1
+`;
+
+/** The scripts, sent once and then run by their SHA1 (ioredis's EVALSHA, EVAL after a NOSCRIPT). */
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    consumeWindows(...keysThenArgs: (string | number)[]): Result<(string | number)[], Context>;
+    recordWindow(key: string, ...args: (string | number)[]): Result<number, Context>;
+    releaseWindows(...keysThenArgs: (string | number)[]): Result<number, Context>;
+  }
+}
+
 const KEY_PREFIX = 'limits:';
 
 export class RedisWindowStore implements SlidingWindowStore {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: Redis) {
+    redis.defineCommand('consumeWindows', { lua: CONSUME });
+    redis.defineCommand('recordWindow', { lua: RECORD, numberOfKeys: 1 });
+    redis.defineCommand('releaseWindows', { lua: RELEASE });
+  }
 
   /**
    * Connects, waiting up to 2 s for Redis to be ready so the first calls need no fallback. A Redis
@@ -69,28 +99,39 @@ export class RedisWindowStore implements SlidingWindowStore {
   }
 
   async consume(key: string, rules: readonly Rule[], now: number): Promise<Decision> {
+    const decision = await this.consumeAll([{ key, rules }], now);
+    return decision.allowed
+      ? { ...ALLOWED, event: decision.event }
+      : { allowed: false, retryAfterSeconds: decision.retryAfterSeconds };
+  }
+
+  async consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {
     const event = member(now);
-    const ruleArgs = rules.flatMap((r) => [r.limit, r.windowMs]);
-    const reply = (await this.redis.eval(
-      CONSUME,
-      1,
-      KEY_PREFIX + key,
-      now,
-      event,
-      longestWindow(rules),
-      ...ruleArgs,
-    )) as (string | number)[];
-    if (reply.length === 0) return { ...ALLOWED, event };
-    const [index, ...times] = reply;
-    return decide(times.map(Number), rules[Number(index)] as Rule, now);
+    const args: (string | number)[] = [counters.length];
+    for (const { key } of counters) args.push(KEY_PREFIX + key);
+    args.push(now, event);
+    for (const { rules } of counters) {
+      args.push(longestWindow(rules), rules.length);
+      for (const rule of rules) args.push(rule.limit, rule.windowMs);
+    }
+    const reply = await this.redis.consumeWindows(...args);
+    if (reply.length === 0) return { allowed: true, event };
+    const [refused, ruleIndex, ...times] = reply.map(Number) as [number, number, ...number[]];
+    const rule = (counters[refused] as Counter).rules[ruleIndex] as Rule;
+    const { retryAfterSeconds } = decide(times, rule, now);
+    return { allowed: false, refused, retryAfterSeconds };
   }
 
   async record(key: string, retainMs: number, now: number): Promise<void> {
-    await this.redis.eval(RECORD, 1, KEY_PREFIX + key, retainMs, now, member(now));
+    await this.redis.recordWindow(KEY_PREFIX + key, retainMs, now, member(now));
   }
 
   async release(key: string, event: string): Promise<void> {
     await this.redis.zrem(KEY_PREFIX + key, event);
+  }
+
+  async releaseAll(keys: readonly string[], event: string): Promise<void> {
+    await this.redis.releaseWindows(keys.length, ...keys.map((key) => KEY_PREFIX + key), event);
   }
 
   async clear(key: string): Promise<void> {

@@ -16,16 +16,35 @@ export interface Decision {
   readonly event?: string;
 }
 
+/** One of the counters a `consumeAll` checks and records together. */
+export interface Counter {
+  readonly key: string;
+  readonly rules: readonly Rule[];
+}
+
+export type JointDecision =
+  /** `event` was recorded in every counter; `releaseAll` takes it back. */
+  | { readonly allowed: true; readonly event: string }
+  /** Nothing was recorded: `refused` is the index of the first counter at a limit. */
+  | { readonly allowed: false; readonly refused: number; readonly retryAfterSeconds: number };
+
 export interface SlidingWindowStore {
   /**
    * Atomically: records an event at `now` unless one of `rules` is already at its limit. The event
    * is kept as long as the longest rule's window.
    */
   consume(key: string, rules: readonly Rule[], now: number): Promise<Decision>;
+  /**
+   * Atomically, for several counters at once (one round trip to Redis): records an event at `now`
+   * in each, unless one of them is already at a limit of its rules; then none is recorded.
+   */
+  consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision>;
   /** Records an event unconditionally, kept for `retainMs`. */
   record(key: string, retainMs: number, now: number): Promise<void>;
   /** Takes back one event recorded by `consume` (an attempt that turned out not to count). */
   release(key: string, event: string): Promise<void>;
+  /** Takes back the event of a `consumeAll` from each of its counters' keys. */
+  releaseAll(keys: readonly string[], event: string): Promise<void>;
   clear(key: string): Promise<void>;
   close(): Promise<void>;
 }
