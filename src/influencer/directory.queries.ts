@@ -9,6 +9,9 @@ import { containsPattern, ftsPhrase } from './search-text.js';
 /**
  * The directory's SQL (directory.store.ts runs it): one query per way of finding a page. Every
  * query binds its values in a fixed order, which directory.store.ts repeats to reuse it compiled.
+ * Row limits are literals, not parameters: PostgreSQL costs a generic plan with `limit $n` as if
+ * it read a tenth of the facet, so it planned every run of these prepared statements afresh
+ * (0 generic plans in pg_prepared_statements; planning cost more than running the query).
  */
 
 type Executor = Kysely<Database>;
@@ -25,6 +28,7 @@ export type SortName = keyof typeof SORT_ORDER;
 export interface Slice {
   readonly sort: SortName;
   readonly after: Keyset | undefined;
+  /** The rows to return: written into the SQL text (directory.store.ts keeps these few). */
   readonly limit: number;
   /** A facet the profile must also have (a category, when another facet drives the walk). */
   readonly alsoFacet?: string | undefined;
@@ -60,7 +64,7 @@ export function facetPageQuery(db: Executor, facet: string, slice: Slice) {
     .where((eb) => eb.and(sliceConditions('f', 'influencer_id', slice)))
     .orderBy(`f.${column}`, direction)
     .orderBy('f.influencer_id', direction)
-    .limit(slice.limit);
+    .limit(sql.lit(slice.limit));
 }
 
 /**
@@ -80,7 +84,7 @@ export function walkPageQuery(db: Executor, facet: string, folded: string, slice
     )
     .orderBy(`f.${column}`, direction)
     .orderBy('f.influencer_id', direction)
-    .limit(WALK_ROWS_PER_RESULT * slice.limit);
+    .limit(sql.lit(WALK_ROWS_PER_RESULT * slice.limit));
   return db
     .selectFrom(walk.as('w'))
     .innerJoin('influencer_profiles as p', 'p.id', 'w.influencer_id')
@@ -89,7 +93,7 @@ export function walkPageQuery(db: Executor, facet: string, folded: string, slice
     .where(containsLiterally(db, 'w', folded))
     .orderBy(`w.${column}`, direction)
     .orderBy('w.influencer_id', direction)
-    .limit(slice.limit);
+    .limit(sql.lit(slice.limit));
 }
 
 /** Every profile containing `folded`, through the substring index, sorted: grows with the matches. */
@@ -102,7 +106,7 @@ export function substringPageQuery(db: Executor, folded: string, slice: Slice) {
     .where((eb) => eb.and([matchesIndexed(db, folded), ...sliceConditions('p', 'id', slice)]))
     .orderBy(`p.${column}`, direction)
     .orderBy('p.id', direction)
-    .limit(slice.limit);
+    .limit(sql.lit(slice.limit));
 }
 
 /** The slice's "also in this facet" and "after this row" conditions, on table `alias`. */
