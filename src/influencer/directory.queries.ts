@@ -1,4 +1,6 @@
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { blockExists } from '../blocks/blocks.store.js';
+import type { PastPolicyCondition } from '../context.js';
 import { isPostgres } from '../db/dialect.js';
 import { keysetAfter } from '../db/keyset.js';
 import type { Database } from '../db/tables.js';
@@ -32,8 +34,14 @@ export interface Slice {
   readonly limit: number;
   /** A facet the profile must also have (a category, when another facet drives the walk). */
   readonly alsoFacet?: string | undefined;
-  /** Who is looking: each row then says whether they follow it (`followed`). */
-  readonly viewer?: string | undefined;
+  /** Who is looking: each row then says what `can_message` and `is_following` need (viewing). */
+  readonly viewer?: Viewing | undefined;
+}
+
+/** The caller looking at a page, and the Chat group's condition for a conversation past DM policy. */
+export interface Viewing {
+  readonly userId: string;
+  readonly pastPolicy: PastPolicyCondition;
 }
 
 /**
@@ -45,11 +53,24 @@ export const WALK_ROWS_PER_RESULT = 50;
 
 const P_COLUMNS = PROFILE_COLUMNS.map((c) => `p.${c}` as const);
 
-/** Whether `viewer` follows profile `p`: in the page's own query, not one more round trip. */
-function followedBy(viewer: string) {
-  return sql<boolean>`exists (select 1 from follows v where v.follower_id = ${viewer} and v.influencer_id = p.id)`.as(
-    'followed',
-  );
+/**
+ * What the viewer's page needs to know about each of its rows, in the page's own query rather than
+ * three more round trips: whether the viewer follows the profile, whether a block stands between
+ * them (either way), and whether they have a conversation past DM policy. Each is a probe of a
+ * primary or unique key, made only for the rows the page returns. Every column binds the
+ * viewer's id, before the FROM clause (directory.store.ts counts them: viewerBindings).
+ */
+export function viewerColumns(db: Executor, viewing: Viewing, profileId: Expression<string>) {
+  const me = sql<string>`${viewing.userId}`;
+  return [
+    sql<boolean>`exists (select 1 from follows v where v.follower_id = ${me} and v.influencer_id = ${profileId})`.as(
+      'followed',
+    ),
+    sql<boolean>`(exists ${blockExists(db, me, profileId)} or exists ${blockExists(db, profileId, me)})`.as(
+      'blocked',
+    ),
+    sql<boolean>`${viewing.pastPolicy(me, profileId)}`.as('past_policy'),
+  ];
 }
 
 /** A walk down `facet`'s index for the slice's sort, which stops after `limit` rows. */
@@ -59,7 +80,9 @@ export function facetPageQuery(db: Executor, facet: string, slice: Slice) {
     .selectFrom('influencer_facets as f')
     .innerJoin('influencer_profiles as p', 'p.id', 'f.influencer_id')
     .select(P_COLUMNS)
-    .$if(slice.viewer !== undefined, (q) => q.select(followedBy(slice.viewer as string)))
+    .$if(slice.viewer !== undefined, (q) =>
+      q.select(viewerColumns(db, slice.viewer as Viewing, sql.ref('p.id'))),
+    )
     .where('f.facet', '=', facet)
     .where((eb) => eb.and(sliceConditions('f', 'influencer_id', slice)))
     .orderBy(`f.${column}`, direction)
@@ -89,24 +112,35 @@ export function walkPageQuery(db: Executor, facet: string, folded: string, slice
     .selectFrom(walk.as('w'))
     .innerJoin('influencer_profiles as p', 'p.id', 'w.influencer_id')
     .select(P_COLUMNS)
-    .$if(slice.viewer !== undefined, (q) => q.select(followedBy(slice.viewer as string)))
+    .$if(slice.viewer !== undefined, (q) =>
+      q.select(viewerColumns(db, slice.viewer as Viewing, sql.ref('p.id'))),
+    )
     .where(containsLiterally(db, 'w', folded))
     .orderBy(`w.${column}`, direction)
     .orderBy('w.influencer_id', direction)
     .limit(sql.lit(slice.limit));
 }
 
-/** Every profile containing `folded`, through the substring index, sorted: grows with the matches. */
+/**
+ * Every profile containing `folded`, through the substring index, sorted: grows with the matches.
+ * The viewer's columns come after the sort, for the page's rows only, not for every match.
+ */
 export function substringPageQuery(db: Executor, folded: string, slice: Slice) {
   const { column, direction } = SORT_ORDER[slice.sort];
-  return db
+  const page = db
     .selectFrom('influencer_profiles as p')
     .select(P_COLUMNS)
-    .$if(slice.viewer !== undefined, (q) => q.select(followedBy(slice.viewer as string)))
     .where((eb) => eb.and([matchesIndexed(db, folded), ...sliceConditions('p', 'id', slice)]))
     .orderBy(`p.${column}`, direction)
     .orderBy('p.id', direction)
     .limit(sql.lit(slice.limit));
+  if (slice.viewer === undefined) return page;
+  return db
+    .selectFrom(page.as('p'))
+    .selectAll('p')
+    .select(viewerColumns(db, slice.viewer, sql.ref('p.id')))
+    .orderBy(`p.${column}`, direction)
+    .orderBy('p.id', direction);
 }
 
 /** The slice's "also in this facet" and "after this row" conditions, on table `alias`. */

@@ -5,19 +5,26 @@ import type { Database } from '../db/tables.js';
 import {
   facetPageQuery,
   substringPageQuery,
+  viewerColumns,
   walkPageQuery,
   WALK_ROWS_PER_RESULT,
   type Slice,
+  type Viewing,
 } from './directory.queries.js';
 import { toProfile, type Profile } from './profiles.store.js';
 import { containsPattern, ftsPhrase } from './search-text.js';
 
 type Executor = Kysely<Database>;
 
-/** A profile on a directory page, and whether the slice's viewer follows it. */
+/** A profile on a directory page, and what the slice's viewer (if any) needs to know about it. */
 export interface ListedProfile {
   readonly profile: Profile;
+  /** The viewer follows the profile. */
   readonly followed: boolean;
+  /** A block stands between the viewer and the profile, either way. */
+  readonly blocked: boolean;
+  /** The viewer and the profile have a conversation that DM policy no longer binds. */
+  readonly pastPolicy: boolean;
 }
 
 // Each query compiled once per shape: for a page of 20, Kysely's builder cost as much as the
@@ -46,7 +53,7 @@ const sized = (slice: Slice): Slice => ({
  */
 export async function pageOfFacet(db: Executor, facet: string, slice: Slice) {
   const query = sized(slice);
-  const parameters = [...viewerParameter(slice), facet, ...sliceParameters(slice)];
+  const parameters = [...viewerParameters(db, slice), facet, ...sliceParameters(slice)];
   return listed(await facetPages(db, shapeOf(query), parameters, facet, query), slice.limit);
 }
 
@@ -62,7 +69,7 @@ export async function pageOfSubstring(
   folded: string,
   slice: Slice,
 ): Promise<ListedProfile[]> {
-  const viewer = viewerParameter(slice);
+  const viewer = viewerParameters(db, slice);
   const query = sized(slice);
   if (await walkFirst(db, facet, folded, slice)) {
     const walk = [facet, ...sliceParameters({ ...slice, alsoFacet: undefined })];
@@ -80,11 +87,29 @@ export async function pageOfSubstring(
 
 /** What decides a directory query's SQL text: its sort, row count, and which optional parts it has. */
 function shapeOf({ sort, limit, alsoFacet, after, viewer }: Slice): string {
-  return [sort, limit, alsoFacet !== undefined, after !== undefined, viewer !== undefined].join(':');
+  return [sort, limit, alsoFacet !== undefined, after !== undefined, viewer !== undefined].join(
+    ':',
+  );
 }
 
-/** The viewer, bound first (the `followed` column comes before the FROM clause). */
-const viewerParameter = ({ viewer }: Slice) => (viewer === undefined ? [] : [viewer]);
+/** The viewer's id, bound first, once for each use in the viewer's columns (before the FROM clause). */
+function viewerParameters(db: Executor, { viewer }: Slice): string[] {
+  if (viewer === undefined) return [];
+  return new Array<string>(viewerBindings(db, viewer)).fill(viewer.userId);
+}
+
+/** How many parameters the viewer's columns bind (the same for every viewer): counted once. */
+const bindingCounts = new WeakMap<Viewing['pastPolicy'], number>();
+
+function viewerBindings(db: Executor, viewing: Viewing): number {
+  let count = bindingCounts.get(viewing.pastPolicy);
+  if (count === undefined) {
+    const columns = viewerColumns(db, viewing, sql.ref('p.id'));
+    count = db.selectNoFrom(columns).compile().parameters.length;
+    bindingCounts.set(viewing.pastPolicy, count);
+  }
+  return count;
+}
 
 /** The values of the slice's conditions (the also-facet, then the keyset), in their order. */
 function sliceParameters({ alsoFacet, after }: Slice): unknown[] {
@@ -94,13 +119,21 @@ function sliceParameters({ alsoFacet, after }: Slice): unknown[] {
   ];
 }
 
-type Row = Parameters<typeof toProfile>[0] & { readonly followed?: boolean | number };
+type Flag = boolean | number | undefined;
+type Row = Parameters<typeof toProfile>[0] & {
+  readonly followed?: Flag;
+  readonly blocked?: Flag;
+  readonly past_policy?: Flag;
+};
 
 /** The first `limit` rows as profiles (SQLite answers `exists` with 0 or 1). */
 const listed = (rows: readonly Row[], limit: number): ListedProfile[] =>
-  rows
-    .slice(0, limit)
-    .map(({ followed, ...row }) => ({ profile: toProfile(row), followed: Boolean(followed) }));
+  rows.slice(0, limit).map(({ followed, blocked, past_policy, ...row }) => ({
+    profile: toProfile(row),
+    followed: Boolean(followed),
+    blocked: Boolean(blocked),
+    pastPolicy: Boolean(past_policy),
+  }));
 
 /**
  * Below this many matches per row asked for, in the whole directory, sorting them all costs less
