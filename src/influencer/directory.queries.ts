@@ -57,20 +57,30 @@ const P_COLUMNS = PROFILE_COLUMNS.map((c) => `p.${c}` as const);
  * What the viewer's page needs to know about each of its rows, in the page's own query rather than
  * three more round trips: whether the viewer follows the profile, whether a block stands between
  * them (either way), and whether they have a conversation past DM policy. Each is a probe of a
- * primary or unique key, made only for the rows the page returns. Every column binds the
- * viewer's id, before the FROM clause (directory.store.ts counts them: viewerBindings).
+ * primary or unique key, made only for the rows the page returns, and only when the viewer has
+ * any follows (blocks) at all: a question the query asks once, not per row. Every column binds
+ * the viewer's id, before the FROM clause (directory.store.ts counts them: viewerBindings).
  */
 export function viewerColumns(db: Executor, viewing: Viewing, profileId: Expression<string>) {
   const me = sql<string>`${viewing.userId}`;
+  const followsAny = sql<SqlBool>`exists (select 1 from follows va where va.follower_id = ${me})`;
+  const blocksAny = sql<SqlBool>`(exists (select 1 from blocks ba where ba.blocker_id = ${me})
+    or exists (select 1 from blocks bb where bb.blocked_id = ${me}))`;
+  const follows = sql<SqlBool>`exists (select 1 from follows v where v.follower_id = ${me} and v.influencer_id = ${profileId})`;
+  const blocked = sql<SqlBool>`(exists ${blockExists(db, me, profileId)} or exists ${blockExists(db, profileId, me)})`;
   return [
-    sql<boolean>`exists (select 1 from follows v where v.follower_id = ${me} and v.influencer_id = ${profileId})`.as(
-      'followed',
-    ),
-    sql<boolean>`(exists ${blockExists(db, me, profileId)} or exists ${blockExists(db, profileId, me)})`.as(
-      'blocked',
-    ),
+    onlyIf(followsAny, follows).as('followed'),
+    onlyIf(blocksAny, blocked).as('blocked'),
     sql<boolean>`${viewing.pastPolicy(me, profileId)}`.as('past_policy'),
   ];
+}
+
+/**
+ * `probe`, asked only when `guard` (a condition that does not depend on the row, so both
+ * databases evaluate it once per query) holds: otherwise false without a probe per row.
+ */
+export function onlyIf(guard: Expression<SqlBool>, probe: Expression<SqlBool>) {
+  return sql<boolean>`case when ${guard} then ${probe} else false end`;
 }
 
 /** A walk down `facet`'s index for the slice's sort, which stops after `limit` rows. */
