@@ -2,7 +2,6 @@ import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { blockExists } from '../blocks/blocks.store.js';
 import type { PastPolicyCondition } from '../context.js';
 import { isPostgres } from '../db/dialect.js';
-import { keysetAfter } from '../db/keyset.js';
 import type { Database } from '../db/tables.js';
 import type { Keyset } from '../http/cursor.js';
 import { PROFILE_COLUMNS } from './profiles.store.js';
@@ -20,10 +19,24 @@ type Executor = Kysely<Database>;
 
 /** Each sort: the column it orders by (on profiles and on facets alike) and its direction. */
 export const SORT_ORDER = {
-  popular: { column: 'followers_count', direction: 'desc' },
-  newest: { column: 'created_at', direction: 'desc' },
-  name: { column: 'search_name', direction: 'asc' },
+  popular: { column: 'followers_count', direction: 'desc', type: 'integer' },
+  newest: { column: 'created_at', direction: 'desc', type: 'bigint' },
+  name: { column: 'search_name', direction: 'asc', type: 'text' },
 } as const;
+
+/**
+ * A bound value the PostgreSQL planner does not look at (an InitPlan: still an index condition).
+ * With the facet and the keyset's values in view, it found each custom plan cheaper than the
+ * prepared statement's generic one (a big facet, a keyset near its start) and so planned every
+ * page afresh, which cost more than running it; the plan is the same walk whatever the values.
+ */
+function unplanned(db: Executor, value: unknown, type: string): Expression<unknown> {
+  return isPostgres(db) ? sql`(select cast(${value} as ${sql.raw(type)}))` : sql`${value}`;
+}
+
+/** The facet a walk goes down: `f.facet = …`, the value unplanned. */
+const facetIs = (db: Executor, facet: string) =>
+  sql<SqlBool>`f.facet = ${unplanned(db, facet, 'text')}`;
 
 export type SortName = keyof typeof SORT_ORDER;
 
@@ -93,8 +106,8 @@ export function facetPageQuery(db: Executor, facet: string, slice: Slice) {
     .$if(slice.viewer !== undefined, (q) =>
       q.select(viewerColumns(db, slice.viewer as Viewing, sql.ref('p.id'))),
     )
-    .where('f.facet', '=', facet)
-    .where((eb) => eb.and(sliceConditions('f', 'influencer_id', slice)))
+    .where(facetIs(db, facet))
+    .where((eb) => eb.and(sliceConditions(db, 'f', 'influencer_id', slice)))
     .orderBy(`f.${column}`, direction)
     .orderBy('f.influencer_id', direction)
     .limit(sql.lit(slice.limit));
@@ -111,9 +124,9 @@ export function walkPageQuery(db: Executor, facet: string, folded: string, slice
     .selectFrom('influencer_facets as f')
     // Only what the facet's sort index carries: the walk never reads the table.
     .select([...new Set(['f.influencer_id', `f.${column}`, 'f.search_name', 'f.handle'] as const)])
-    .where('f.facet', '=', facet)
+    .where(facetIs(db, facet))
     .where((eb) =>
-      eb.and(sliceConditions('f', 'influencer_id', { ...slice, alsoFacet: undefined })),
+      eb.and(sliceConditions(db, 'f', 'influencer_id', { ...slice, alsoFacet: undefined })),
     )
     .orderBy(`f.${column}`, direction)
     .orderBy('f.influencer_id', direction)
@@ -140,7 +153,7 @@ export function substringPageQuery(db: Executor, folded: string, slice: Slice) {
   const page = db
     .selectFrom('influencer_profiles as p')
     .select(P_COLUMNS)
-    .where((eb) => eb.and([matchesIndexed(db, folded), ...sliceConditions('p', 'id', slice)]))
+    .where((eb) => eb.and([matchesIndexed(db, folded), ...sliceConditions(db, 'p', 'id', slice)]))
     .orderBy(`p.${column}`, direction)
     .orderBy('p.id', direction)
     .limit(sql.lit(slice.limit));
@@ -154,14 +167,32 @@ export function substringPageQuery(db: Executor, folded: string, slice: Slice) {
 }
 
 /** The slice's "also in this facet" and "after this row" conditions, on table `alias`. */
-function sliceConditions(alias: 'f' | 'p', idColumn: string, slice: Slice): Expression<SqlBool>[] {
-  const { column, direction } = SORT_ORDER[slice.sort];
+function sliceConditions(
+  db: Executor,
+  alias: 'f' | 'p',
+  idColumn: string,
+  slice: Slice,
+): Expression<SqlBool>[] {
+  const { column, direction, type } = SORT_ORDER[slice.sort];
   const id = `${alias}.${idColumn}`;
   const conditions: Expression<SqlBool>[] = [];
   if (slice.alsoFacet !== undefined) conditions.push(hasFacet(sql.ref(id), slice.alsoFacet));
   if (slice.after !== undefined)
-    conditions.push(keysetAfter(`${alias}.${column}`, id, direction, slice.after));
+    conditions.push(afterRow(db, [`${alias}.${column}`, id], direction, slice.after, type));
   return conditions;
+}
+
+/** "After this row" (src/db/keyset.ts), its values unplanned: one seek into the list's index. */
+function afterRow(
+  db: Executor,
+  [sortColumn, idColumn]: [string, string],
+  direction: 'asc' | 'desc',
+  after: Keyset,
+  type: string,
+): Expression<SqlBool> {
+  const operator = sql.raw(direction === 'desc' ? '<' : '>');
+  const value = unplanned(db, after.value, type);
+  return sql<SqlBool>`(${sql.ref(sortColumn)}, ${sql.ref(idColumn)}) ${operator} (${value}, ${unplanned(db, after.id, 'text')})`;
 }
 
 function hasFacet(influencerId: Expression<unknown>, facet: string): Expression<SqlBool> {
@@ -179,8 +210,9 @@ function containsLiterally(db: Executor, alias: string, folded: string): Express
 /** `folded` within the handle or search name of profile `p`, in a form the substring index serves. */
 function matchesIndexed(db: Executor, folded: string): Expression<SqlBool> {
   if (isPostgres(db)) {
-    const pattern = containsPattern(folded);
-    return sql<SqlBool>`(p.handle like ${pattern} escape '\\' or p.search_name like ${pattern} escape '\\')`;
+    // Unplanned too: whatever the text, the plan is the same two bitmap index scans and a sort.
+    const pattern = () => unplanned(db, containsPattern(folded), 'text');
+    return sql<SqlBool>`(p.handle like ${pattern()} escape '\\' or p.search_name like ${pattern()} escape '\\')`;
   }
   return sql<SqlBool>`p.doc_id in (select rowid from influencer_search where influencer_search match ${ftsPhrase(folded)})`;
 }
