@@ -7,7 +7,6 @@ import {
   substringPageQuery,
   viewerColumns,
   walkPageQuery,
-  WALK_ROWS_PER_RESULT,
   type Slice,
   type Viewing,
 } from './directory.queries.js';
@@ -195,8 +194,9 @@ async function isRare(db: Executor, folded: string, limit: number): Promise<bool
 }
 
 /**
- * Whether a text is rare changes only as profiles come and go, and asking costs a query on every
- * search: remembered per database for a minute, for the last 1,000 texts. A stale answer costs
+ * Whether a text is rare (or a first page's walk came back short) changes only as profiles come
+ * and go, and asking costs a query on every search: remembered per database for a minute, for the
+ * last 1,000 texts. A stale answer costs
  * time, never results: a walk that does not fill the page falls back to the substring index, and
  * the index alone answers every text correctly.
  */
