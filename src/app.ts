@@ -39,7 +39,7 @@ import { blockRoutes } from './blocks/routes.js';
 import { chatRoutes } from './chat/routes.js';
 import { chatComponents } from './chat/objects.js';
 import { tombstoneMessagesOf } from './chat/account-deletion.js';
-import { peersPastPolicy } from './chat/conversations.store.js';
+import { pastPolicyCondition, peersPastPolicy } from './chat/conversations.store.js';
 import { removeFollowsOnBlock } from './influencer/blocking.js';
 import { createAccessTokens } from './security/access-tokens.js';
 import { createCodeHasher } from './security/one-time-codes.js';
@@ -152,6 +152,7 @@ export async function buildApp(
     accountDeletionHooks: [tombstoneMessagesOf({ clock, events }), deleteInfluencerData],
     blockHooks: [removeFollowsOnBlock],
     conversationsPastPolicy: (userId, peerIds) => peersPastPolicy(db, userId, peerIds),
+    pastPolicyCondition,
   };
 
   // First: its hooks must see an upgrade before any other hook can refuse it.

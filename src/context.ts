@@ -1,3 +1,4 @@
+import type { Expression, SqlBool } from 'kysely';
 import type { AccountDeletionHook } from './accounts/deletion.js';
 import type { BlockHook } from './blocks/hooks.js';
 import type { Config } from './config.js';
@@ -42,4 +43,12 @@ export interface ServiceContext {
     userId: string,
     peerIds: readonly string[],
   ) => Promise<ReadonlySet<string>>;
+  /** The same for one peer, as an SQL condition of a list's own query (Chat's, too). */
+  readonly pastPolicyCondition: PastPolicyCondition;
 }
+
+/** Whether `userId` has a conversation with `peerId` past DM policy: SQL, on the asking query's expressions. */
+export type PastPolicyCondition = (
+  userId: Expression<string>,
+  peerId: Expression<string>,
+) => Expression<SqlBool>;

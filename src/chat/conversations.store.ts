@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Expression, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import { keysetAfter } from '../db/keyset.js';
 import { reusableQuery, reusableShapedQuery } from '../db/reusable-query.js';
 import type { ConversationsTable, Database } from '../db/tables.js';
@@ -129,6 +129,31 @@ export async function peersPastPolicy(
   return new Set(
     rows.map((row) => (row.starter_id === userId ? row.influencer_id : row.starter_id) as string),
   );
+}
+
+/**
+ * `peersPastPolicy` for one peer, as a condition of the asking statement (`userId` and `peerId`
+ * are its expressions), for a list that answers it row by row in its own query: the pair's
+ * conversation is one probe of the `pair_key` unique index, whichever of them started it, asked
+ * only when `userId` has such a conversation at all (a question both databases answer once per
+ * query, as it does not depend on the row).
+ */
+export function pastPolicyCondition(
+  userId: Expression<string>,
+  peerId: Expression<string>,
+): Expression<SqlBool> {
+  const user = sql`cast(${userId} as text)`;
+  const pair = (key: Expression<unknown>) => sql<SqlBool>`exists (select 1 from conversations pc
+    where pc.pair_key = ${key}
+    and ((pc.starter_id = ${user} and pc.influencer_id = ${peerId} and pc.accepted_at is not null)
+      or (pc.influencer_id = ${user} and pc.starter_id = ${peerId})))`;
+  // One key of the two is the pair's (pairKey orders them); two equalities, not `in (…)`, which
+  // SQLite answered four times slower.
+  return sql<SqlBool>`case when (
+      exists (select 1 from conversations ga where ga.starter_id = ${user} and ga.accepted_at is not null)
+      or exists (select 1 from conversations gb where gb.influencer_id = ${user})
+    ) then (${pair(sql`${user} || ':' || ${peerId}`)} or ${pair(sql`${peerId} || ':' || ${user}`)})
+    else false end`;
 }
 
 // Asked for every page of profiles: compiled once per number of peers (a page holds at most 100).

@@ -5,19 +5,25 @@ import type { Database } from '../db/tables.js';
 import {
   facetPageQuery,
   substringPageQuery,
+  viewerColumns,
   walkPageQuery,
-  WALK_ROWS_PER_RESULT,
   type Slice,
+  type Viewing,
 } from './directory.queries.js';
 import { toProfile, type Profile } from './profiles.store.js';
 import { containsPattern, ftsPhrase } from './search-text.js';
 
 type Executor = Kysely<Database>;
 
-/** A profile on a directory page, and whether the slice's viewer follows it. */
+/** A profile on a directory page, and what the slice's viewer (if any) needs to know about it. */
 export interface ListedProfile {
   readonly profile: Profile;
+  /** The viewer follows the profile. */
   readonly followed: boolean;
+  /** A block stands between the viewer and the profile, either way. */
+  readonly blocked: boolean;
+  /** The viewer and the profile have a conversation that DM policy no longer binds. */
+  readonly pastPolicy: boolean;
 }
 
 // Each query compiled once per shape: for a page of 20, Kysely's builder cost as much as the
@@ -27,20 +33,34 @@ const walkPages = reusableShapedQuery(walkPageQuery);
 const substringPages = reusableShapedQuery(substringPageQuery);
 
 /**
+ * The row counts the SQL asks for: `limit + 1` rounded up to one of these, so that each query has
+ * a few SQL texts (the count is a literal: directory.queries.ts) and PostgreSQL a few prepared
+ * statements per connection, whatever limits clients send. The extra rows are dropped.
+ */
+const FETCHED_ROWS = [6, 11, 21, 51, 101];
+
+/** The slice as the SQL asks for it: at least `slice.limit` rows, one of FETCHED_ROWS. */
+const sized = (slice: Slice): Slice => ({
+  ...slice,
+  limit: FETCHED_ROWS.find((rows) => rows >= slice.limit) ?? slice.limit,
+});
+
+/**
  * One page of the profiles under `facet`, in `slice.sort` order after `slice.after`: a walk down
  * the facet's index for that sort (influencer_facets_popular/_newest/_name), which stops after
  * `limit` rows, however many profiles the facet has.
  */
 export async function pageOfFacet(db: Executor, facet: string, slice: Slice) {
-  const parameters = [...viewerParameter(slice), facet, ...sliceParameters(slice), slice.limit];
-  return listed(await facetPages(db, shapeOf(slice), parameters, facet, slice));
+  const query = sized(slice);
+  const parameters = [...viewerParameters(db, slice), facet, ...sliceParameters(slice)];
+  return listed(await facetPages(db, shapeOf(query), parameters, facet, query), slice.limit);
 }
 
 /**
  * One page of the profiles under `facet` whose handle or folded display name contains `folded`
  * (3+ code points): a bounded walk of the facet's index first, then, if that did not fill the
- * page, the substring index (PostgreSQL: pg_trgm GIN; SQLite: FTS5 trigram) and a sort. On
- * SQLite a rare text goes to the substring index at once.
+ * page, the substring index (PostgreSQL: pg_trgm GIN; SQLite: FTS5 trigram) and a sort. A text
+ * known to be rare goes to the substring index at once.
  */
 export async function pageOfSubstring(
   db: Executor,
@@ -48,28 +68,47 @@ export async function pageOfSubstring(
   folded: string,
   slice: Slice,
 ): Promise<ListedProfile[]> {
-  const viewer = viewerParameter(slice);
-  if (!(await isRare(db, folded, slice.limit))) {
+  const viewer = viewerParameters(db, slice);
+  const query = sized(slice);
+  if (await walkFirst(db, facet, folded, slice)) {
     const walk = [facet, ...sliceParameters({ ...slice, alsoFacet: undefined })];
-    const bound = WALK_ROWS_PER_RESULT * slice.limit;
-    const parameters = [...viewer, ...walk, bound, folded, folded, slice.limit];
-    const walked = await walkPages(db, shapeOf(slice), parameters, facet, folded, slice);
-    if (walked.length === slice.limit) return listed(walked);
+    const parameters = [...viewer, ...walk, folded, folded];
+    const walked = await walkPages(db, shapeOf(query), parameters, facet, folded, query);
+    if (walked.length >= slice.limit) return listed(walked, slice.limit);
+    rememberWalkMiss(db, facet, folded, slice);
   }
   const match = isPostgres(db)
     ? [containsPattern(folded), containsPattern(folded)]
     : [ftsPhrase(folded)];
-  const parameters = [...viewer, ...match, ...sliceParameters(slice), slice.limit];
-  return listed(await substringPages(db, shapeOf(slice), parameters, folded, slice));
+  const parameters = [...viewer, ...match, ...sliceParameters(slice)];
+  return listed(await substringPages(db, shapeOf(query), parameters, folded, query), slice.limit);
 }
 
-/** What decides a directory query's SQL text: its sort, and which optional parts it has. */
-function shapeOf({ sort, alsoFacet, after, viewer }: Slice): string {
-  return [sort, alsoFacet !== undefined, after !== undefined, viewer !== undefined].join(':');
+/** What decides a directory query's SQL text: its sort, row count, and which optional parts it has. */
+function shapeOf({ sort, limit, alsoFacet, after, viewer }: Slice): string {
+  return [sort, limit, alsoFacet !== undefined, after !== undefined, viewer !== undefined].join(
+    ':',
+  );
 }
 
-/** The viewer, bound first (the `followed` column comes before the FROM clause). */
-const viewerParameter = ({ viewer }: Slice) => (viewer === undefined ? [] : [viewer]);
+/** The viewer's id, bound first, once for each use in the viewer's columns (before the FROM clause). */
+function viewerParameters(db: Executor, { viewer }: Slice): string[] {
+  if (viewer === undefined) return [];
+  return new Array<string>(viewerBindings(db, viewer)).fill(viewer.userId);
+}
+
+/** How many parameters the viewer's columns bind (the same for every viewer): counted once. */
+const bindingCounts = new WeakMap<Viewing['pastPolicy'], number>();
+
+function viewerBindings(db: Executor, viewing: Viewing): number {
+  let count = bindingCounts.get(viewing.pastPolicy);
+  if (count === undefined) {
+    const columns = viewerColumns(db, viewing, sql.ref('p.id'));
+    count = db.selectNoFrom(columns).compile().parameters.length;
+    bindingCounts.set(viewing.pastPolicy, count);
+  }
+  return count;
+}
 
 /** The values of the slice's conditions (the also-facet, then the keyset), in their order. */
 function sliceParameters({ alsoFacet, after }: Slice): unknown[] {
@@ -79,11 +118,21 @@ function sliceParameters({ alsoFacet, after }: Slice): unknown[] {
   ];
 }
 
-type Row = Parameters<typeof toProfile>[0] & { readonly followed?: boolean | number };
+type Flag = boolean | number | undefined;
+type Row = Parameters<typeof toProfile>[0] & {
+  readonly followed?: Flag;
+  readonly blocked?: Flag;
+  readonly past_policy?: Flag;
+};
 
-/** SQLite answers `exists` with 0 or 1. */
-const listed = (rows: readonly Row[]): ListedProfile[] =>
-  rows.map(({ followed, ...row }) => ({ profile: toProfile(row), followed: Boolean(followed) }));
+/** The first `limit` rows as profiles (SQLite answers `exists` with 0 or 1). */
+const listed = (rows: readonly Row[], limit: number): ListedProfile[] =>
+  rows.slice(0, limit).map(({ followed, blocked, past_policy, ...row }) => ({
+    profile: toProfile(row),
+    followed: Boolean(followed),
+    blocked: Boolean(blocked),
+    pastPolicy: Boolean(past_policy),
+  }));
 
 /**
  * Below this many matches per row asked for, in the whole directory, sorting them all costs less
@@ -105,9 +154,32 @@ const countMatches = reusableQuery((db: Executor, phrase: string, cap: number) =
 );
 
 /**
+ * Whether a substring search tries the bounded walk first: not when the walk of this first page
+ * came back short a moment ago (it would again: one wasted query), nor, on SQLite, when the text
+ * is rare.
+ */
+async function walkFirst(db: Executor, facet: string, folded: string, slice: Slice) {
+  if (slice.after === undefined && walkMisses.recall(db, missKey(facet, folded, slice)) === true)
+    return false;
+  return !(await isRare(db, folded, slice.limit));
+}
+
+/**
+ * A first page's walk that did not fill the page: remembered (later pages start deeper in the
+ * walk, so theirs says nothing about the first).
+ */
+function rememberWalkMiss(db: Executor, facet: string, folded: string, slice: Slice): void {
+  if (slice.after === undefined) walkMisses.remember(db, missKey(facet, folded, slice), true);
+}
+
+const missKey = (facet: string, folded: string, { sort, limit }: Slice) =>
+  `${facet}:${sort}:${limit}:${folded}`;
+
+/**
  * SQLite: whether so few profiles contain `folded` that the substring index should answer at once,
  * counted in the FTS5 table up to the threshold only. PostgreSQL's GIN index finds every match at
- * once, which for a common text costs more than the walk: there the walk always goes first.
+ * once, which for a common text costs more than the walk: there the walk goes first, unless it
+ * came back short for the same first page a moment ago (walkMisses).
  */
 async function isRare(db: Executor, folded: string, limit: number): Promise<boolean> {
   if (isPostgres(db)) return false;
@@ -122,8 +194,9 @@ async function isRare(db: Executor, folded: string, limit: number): Promise<bool
 }
 
 /**
- * Whether a text is rare changes only as profiles come and go, and asking costs a query on every
- * search: remembered per database for a minute, for the last 1,000 texts. A stale answer costs
+ * Whether a text is rare (or a first page's walk came back short) changes only as profiles come
+ * and go, and asking costs a query on every search: remembered per database for a minute, for the
+ * last 1,000 texts. A stale answer costs
  * time, never results: a walk that does not fill the page falls back to the substring index, and
  * the index alone answers every text correctly.
  */
@@ -153,3 +226,4 @@ class RarityMemory {
 }
 
 const rarity = new RarityMemory(60_000, 1_000);
+const walkMisses = new RarityMemory(60_000, 1_000);

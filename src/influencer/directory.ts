@@ -12,7 +12,7 @@ import {
   PREFIX_QUERY_MAX,
   prefixFacet,
 } from './search-text.js';
-import { influencerViews } from './viewer.js';
+import { influencerViews, type Relations } from './viewer.js';
 
 export interface DirectoryQuery {
   readonly q?: string | undefined;
@@ -37,8 +37,12 @@ export async function searchDirectory(
   const { sort, page, category } = query;
   const folded = query.q === undefined ? undefined : foldQuery(query.q);
   const after = checkedKeyset(sort, page.after);
-  // The page's own query also says which rows the caller follows (is_following, can_message).
-  const slice = { sort, after, limit: page.limit + 1, viewer: caller?.userId };
+  // The page's own query also says what is_following and can_message need to know.
+  const viewer =
+    caller === undefined
+      ? undefined
+      : { userId: caller.userId, pastPolicy: ctx.pastPolicyCondition };
+  const slice = { sort, after, limit: page.limit + 1, viewer };
   const alsoFacet = category === undefined ? undefined : categoryFacet(category);
   let listed: ListedProfile[];
   if (folded === undefined) {
@@ -58,15 +62,18 @@ export async function searchDirectory(
     value: profile[column],
     id: profile.id,
   }));
-  const follows = new Set(rows.filter((row) => row.followed).map((row) => row.profile.id));
+  const profiles = rows.map((row) => row.profile);
+  return { influencers: await influencerViews(ctx, caller, profiles, relationsOf(rows)), next };
+}
+
+/** What the page's rows told about the caller's relations to them (viewer.ts `Relations`). */
+function relationsOf(rows: readonly ListedProfile[]): Relations {
+  const having = (flag: (row: ListedProfile) => boolean) =>
+    new Set(rows.filter(flag).map((row) => row.profile.id));
   return {
-    influencers: await influencerViews(
-      ctx,
-      caller,
-      rows.map((row) => row.profile),
-      follows,
-    ),
-    next,
+    follows: having((row) => row.followed),
+    blocked: having((row) => row.blocked),
+    pastPolicy: having((row) => row.pastPolicy),
   };
 }
 

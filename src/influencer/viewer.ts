@@ -35,20 +35,25 @@ export interface Viewer {
   readonly pastPolicy: ReadonlySet<string>;
 }
 
+/** Of the profiles being shown, those the viewer follows, is blocked with, and talks to past policy. */
+export type Relations = Pick<Viewer, 'follows' | 'blocked' | 'pastPolicy'>;
+
 /**
  * The viewer of `profiles`, or undefined without a bearer token (then no per-caller fields).
- * `knownFollows`: which of them the caller follows, when the page's own query said so already.
+ * `known`: the relations, when the page's own query said already (the directory); otherwise
+ * they are looked up.
  */
 export async function viewerOf(
   ctx: ServiceContext,
   caller: Caller | undefined,
   profiles: readonly Profile[],
-  knownFollows?: ReadonlySet<string>,
+  known?: Relations,
 ): Promise<Viewer | undefined> {
   if (caller === undefined) return undefined;
+  if (known !== undefined) return { userId: caller.userId, ...known };
   const ids = profiles.map((p) => p.id).filter((id) => id !== caller.userId);
   const [follows, blocks, pastPolicy] = await Promise.all([
-    knownFollows ?? followedAmong(ctx.db, caller.userId, ids),
+    followedAmong(ctx.db, caller.userId, ids),
     blockRelations(ctx.db, caller.userId, ids),
     ctx.conversationsPastPolicy(caller.userId, ids),
   ]);
@@ -94,9 +99,9 @@ export async function influencerViews(
   ctx: ServiceContext,
   caller: Caller | undefined,
   profiles: readonly Profile[],
-  knownFollows?: ReadonlySet<string>,
+  known?: Relations,
 ): Promise<InfluencerView[]> {
-  const viewer = await viewerOf(ctx, caller, profiles, knownFollows);
+  const viewer = await viewerOf(ctx, caller, profiles, known);
   return profiles.map((profile) => influencerView(profile, viewer));
 }
 

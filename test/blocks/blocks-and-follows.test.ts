@@ -101,6 +101,49 @@ describe.each(backends)('blocks, follows and can_message ($name)', (backend) => 
     expect(listed[0]).toMatchObject({ id: star.id, can_message: true });
   });
 
+  it('directory pages answer can_message from their own query: blocks either way, conversations past policy', async () => {
+    // Every kind of directory query: a substring (walk, then the substring index), a word-start
+    // prefix, and a listing; each must tell what the profile view tells.
+    const listings = (c: Creator, word: string) => [
+      `q=${c.handle}`,
+      `q=${c.handle}&category=music&sort=name`,
+      `q=${word.slice(0, 2)}&limit=100`,
+      'sort=newest&limit=100',
+    ];
+    const listedAs = async (c: Creator, word: string, viewer: Account) => {
+      const seen = [];
+      for (const query of listings(c, word)) {
+        const response = await t.call('GET', `/api/influencers?${query}`, {
+          token: viewer.accessToken,
+        });
+        expect(response.statusCode, query).toBe(200);
+        const found = response.json().influencers.find((i: { id: string }) => i.id === c.id);
+        expect(found, query).toBeDefined();
+        seen.push(found.can_message as boolean);
+      }
+      return seen;
+    };
+    const star = await creator(t, { dm_policy: 'everyone', display_name: 'Xq Star' });
+    const fanCreator = await creator(t, { dm_policy: 'nobody', display_name: 'Xz Fan' });
+    const fan = fanCreator.account;
+    expect(await listedAs(star, 'xq', fan)).toEqual([true, true, true, true]);
+    await block(star.account, fan.userId);
+    expect(await listedAs(star, 'xq', fan)).toEqual([false, false, false, false]);
+    await unblock(star.account, fan.userId);
+    await block(fan, star.id);
+    expect(await listedAs(star, 'xq', fan)).toEqual([false, false, false, false]);
+    await unblock(fan, star.id);
+
+    // The star sees the fan's profile ('nobody'): a conversation the fan started with the star
+    // lets the star answer, whatever the fan's policy.
+    expect(await listedAs(fanCreator, 'xz', star.account)).toEqual([false, false, false, false]);
+    const id = (await start(new ChatClient(t, fan), star.id)).json().conversation.id as string;
+    expect(id).toBeTypeOf('string');
+    expect(await listedAs(fanCreator, 'xz', star.account)).toEqual([true, true, true, true]);
+    // And the fan sees the star as before: the conversation is not accepted, the policy allows.
+    expect(await listedAs(star, 'xq', fan)).toEqual([true, true, true, true]);
+  });
+
   it('GET /api/blocks pages newest first with each account as its card', async () => {
     const me = await t.register();
     const blocked: string[] = [];

@@ -8,6 +8,7 @@ import {
   walkPageQuery,
   type Slice,
 } from '../../src/influencer/directory.queries.js';
+import { pageOfFacet, pageOfSubstring } from '../../src/influencer/directory.store.js';
 import { newProfile } from '../../src/influencer/profiles.js';
 import { insertProfiles } from '../../src/influencer/profiles.store.js';
 import {
@@ -120,5 +121,31 @@ describe.each(backends)('directory query plans ($name)', (backend) => {
     expect(newest).toMatch(/influencer_facets_newest/);
     expect(name).toMatch(/influencer_facets_name/);
     for (const text of [newest, name]) expect(text).not.toMatch(/Sort|TEMP B-TREE/);
+  });
+
+  it('PostgreSQL plans each directory statement once, not for every page', async () => {
+    if (!postgres) return;
+    // One connection (a transaction's) keeps its prepared statements and counts their plans.
+    await t.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < 8; i++) {
+        for (const category of ['music', 'food', 'travel']) {
+          const facet = categoryFacet(category);
+          await pageOfFacet(trx, facet, popular());
+          await pageOfFacet(trx, facet, popular({ after: { value: 40 - i, id: 'm' } }));
+          await pageOfFacet(trx, EVERYONE_FACET, popular({ sort: 'name' }));
+          await pageOfSubstring(trx, EVERYONE_FACET, 'ma' + 'rt'.slice(0, i % 2), popular());
+          await pageOfSubstring(trx, facet, 'qwert', popular());
+        }
+      }
+      const { rows } = await sql<{ statement: string; generic_plans: string; runs: string }>`
+        select statement, generic_plans, generic_plans + custom_plans as runs
+        from pg_prepared_statements where statement like '%influencer_%'`.execute(trx);
+      const often = rows.filter((row) => Number(row.runs) > 6);
+      expect(often.length).toBeGreaterThanOrEqual(4);
+      // PostgreSQL plans a prepared statement's first five runs for their values, then keeps
+      // its generic plan only if that looks no dearer: a `limit $n`, or a facet or keyset value
+      // in view, made every run plan afresh.
+      for (const row of often) expect(Number(row.generic_plans), row.statement).toBeGreaterThan(0);
+    });
   });
 });
