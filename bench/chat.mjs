@@ -25,8 +25,8 @@ const MIN_CONVERSATIONS = 1_000;
  */
 export const SEND_CEILING = 8_000;
 const LIMIT_HEADROOM = 1.25;
-/** access-tokens.ts keeps this many verified tokens; more senders would verify ES256 each time. */
-const VERIFIED_TOKEN_CACHE = 5_000;
+/** verified-token-cache.ts keeps this many verified tokens; more senders would verify ES256 each time. */
+const VERIFIED_TOKEN_CACHE = 15_000;
 
 const SAYINGS = [
   'hey, quick question about the collab',
@@ -390,7 +390,7 @@ export function chatNotes(chat) {
   if (chat.senders > VERIFIED_TOKEN_CACHE)
     notes.push(
       `Chat: ${chat.senders} senders exceed the service's ${VERIFIED_TOKEN_CACHE} cached token ` +
-        'verifications: sends verify their token (ES256) each time; use --duration ≤ 30.',
+        'verifications: sends verify their token (ES256) each time; use a shorter --duration.',
     );
   return notes;
 }

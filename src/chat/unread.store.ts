@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { Database } from '../db/tables.js';
 
 type Executor = Kysely<Database>;
@@ -55,15 +56,18 @@ export async function unreadCounts(
   return new Map(rows.map((row) => [row.conversation_id, Number(row.unread)]));
 }
 
+/** Compiled once: every app asks for this after each `ready` (a reconnect storm asks it of all). */
+const selectUnreadTotals = reusableQuery((db: Executor, userId: string) =>
+  unreadMessages(db, userId).select((eb) => [
+    eb.fn.countAll().as('total'),
+    eb.fn.count('msg.conversation_id').distinct().as('conversations'),
+  ]),
+);
+
 export async function unreadTotals(
   db: Executor,
   userId: string,
 ): Promise<{ total: number; conversations: number }> {
-  const row = await unreadMessages(db, userId)
-    .select((eb) => [
-      eb.fn.countAll().as('total'),
-      eb.fn.count('msg.conversation_id').distinct().as('conversations'),
-    ])
-    .executeTakeFirstOrThrow();
-  return { total: Number(row.total), conversations: Number(row.conversations) };
+  const [row] = await selectUnreadTotals(db, userId);
+  return { total: Number(row?.total ?? 0), conversations: Number(row?.conversations ?? 0) };
 }

@@ -2,6 +2,7 @@ import { errors, jwtVerify, SignJWT, type JWK, type JWTVerifyGetKey } from 'jose
 import type { Db } from '../db/database.js';
 import type { SecretBox } from './secret-box.js';
 import { activeSigningKey, loadSigningKeys } from './signing-keys.js';
+import { VerifiedTokenCache } from './verified-token-cache.js';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 900 as const; // 15 minutes
 const TOKEN_TYPE = 'at+jwt';
@@ -108,44 +109,4 @@ export async function createAccessTokens({
       return { keys: keys.map((k) => k.publicJwk) };
     },
   };
-}
-
-/**
- * Tokens whose signature and claims were already verified, until they expire. Apps send the same
- * access token for its whole 15 minutes, and an ECDSA verification costs as much as a whole
- * cheap request. Only the signature work is skipped: the session is still checked on every request.
- */
-interface VerifiedToken {
-  readonly claims: AccessClaims;
-  /** The signing key's id: the entry is void once that key is no longer published. */
-  readonly kid: string | undefined;
-  readonly expiresAt: number;
-}
-
-class VerifiedTokenCache {
-  private static readonly MAX_ENTRIES = 5_000;
-  private readonly entries = new Map<string, VerifiedToken>();
-
-  get(token: string, now: number): VerifiedToken | undefined {
-    const entry = this.entries.get(token);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt <= now) {
-      this.entries.delete(token);
-      return undefined;
-    }
-    return entry;
-  }
-
-  delete(token: string): void {
-    this.entries.delete(token);
-  }
-
-  set(token: string, entry: VerifiedToken): void {
-    if (this.entries.size >= VerifiedTokenCache.MAX_ENTRIES) {
-      // Maps iterate in insertion order: drop the oldest entry.
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.set(token, entry);
-  }
 }
