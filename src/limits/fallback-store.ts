@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { CircuitBreaker, PROBE_TIMING, type ProbeTiming } from './circuit-breaker.js';
 import { OutageLog } from '../outage-log.js';
-import type { Decision, Rule, SlidingWindowStore } from './sliding-window.js';
+import type { AllDecision, Counted, Decision, Rule, SlidingWindowStore } from './sliding-window.js';
 
 export interface FallbackOptions {
   readonly log: FastifyBaseLogger;
@@ -47,6 +47,10 @@ export class FallbackWindowStore implements SlidingWindowStore {
 
   consume(key: string, rules: readonly Rule[], now: number): Promise<Decision> {
     return this.attempt((store) => store.consume(key, rules, now));
+  }
+
+  consumeAll(counted: readonly Counted[], now: number): Promise<AllDecision> {
+    return this.attempt((store) => store.consumeAll(counted, now));
   }
 
   record(key: string, retainMs: number, now: number): Promise<void> {

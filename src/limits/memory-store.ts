@@ -1,6 +1,8 @@
 import {
   decideAll,
   longestWindow,
+  type AllDecision,
+  type Counted,
   type Decision,
   type Rule,
   type SlidingWindowStore,
@@ -48,6 +50,18 @@ export class MemoryWindowStore implements SlidingWindowStore {
     if (!decision.allowed) return decision;
     this.add(key, entry, longestWindow(rules), now);
     return { ...decision, event: String(now) };
+  }
+
+  async consumeAll(counted: readonly Counted[], now: number): Promise<AllDecision> {
+    const entries = counted.map(({ key }) => this.use(key));
+    for (const [index, { rules }] of counted.entries()) {
+      const decision = decideAll(entries[index]?.times ?? [], rules, now);
+      if (!decision.allowed) return { allowed: false, refusedIndex: index, decision };
+    }
+    counted.forEach(({ key, rules }, index) =>
+      this.add(key, entries[index], longestWindow(rules), now),
+    );
+    return { allowed: true, events: counted.map(() => String(now)) };
   }
 
   async record(key: string, retainMs: number, now: number): Promise<void> {

@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import type { CodePurpose } from '../db/tables.js';
 import { Errors } from '../errors.js';
 import { clientNetwork } from './client-network.js';
-import type { Decision, Rule, SlidingWindowStore } from './sliding-window.js';
+import {
+  ALLOWED,
+  type Counted,
+  type Decision,
+  type Rule,
+  type SlidingWindowStore,
+} from './sliding-window.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -70,6 +76,14 @@ function countedAttempt(takeBack: () => Promise<void>): CountedAttempt {
       return result;
     },
   };
+}
+
+/** A send begun (see `Limits.beginChatSend`). */
+export interface ChatSendStart {
+  /** The first send of its key within the minute: counted against the chat limits already. */
+  readonly first: boolean;
+  /** Takes back what beginning counted (the send did not commit, or was a replay). */
+  release(): Promise<void>;
 }
 
 export class Limits {
@@ -140,44 +154,59 @@ export class Limits {
     await this.store.record(key, LIMITS.codeSendsPerAddress.windowMs, this.clock());
   }
 
+  /** A chat message's two budgets: its sender's in the conversation, and overall. */
+  private chatSendCounts(userId: string, conversationId: string): Counted[] {
+    return [
+      {
+        key: `chat-sends:${userId}:${conversationId}`,
+        rules: [this.chatRules.chatSendsPerConversation],
+      },
+      { key: `chat-sends:${userId}`, rules: [this.chatRules.chatSendsPerUser] },
+    ];
+  }
+
   /**
    * Counts a chat message against its sender's budgets for the conversation and overall (both at
    * once: one round trip to Redis). The returned function takes it back (the send turned out to be
    * a replay, or did not commit).
    */
   async takeChatSend(userId: string, conversationId: string): Promise<() => Promise<void>> {
-    const now = this.clock();
-    const counted = [
-      {
-        key: `chat-sends:${userId}:${conversationId}`,
-        rule: this.chatRules.chatSendsPerConversation,
-      },
-      { key: `chat-sends:${userId}`, rule: this.chatRules.chatSendsPerUser },
-    ];
-    const decisions = await Promise.all(
-      counted.map(({ key, rule }) => this.store.consume(key, [rule], now)),
-    );
-    const takeBack = async () => {
-      await Promise.all(counted.map(({ key }, i) => this.release(key, decisions[i] as Decision)));
-    };
-    const refused = decisions.find((decision) => !decision.allowed);
-    if (refused === undefined) return takeBack;
-    await takeBack(); // a refused decision recorded nothing; the allowed one is taken back
-    throw Errors.chatRateLimited(refused.retryAfterSeconds);
+    const counted = this.chatSendCounts(userId, conversationId);
+    const outcome = await this.store.consumeAll(counted, this.clock());
+    if (!outcome.allowed) throw Errors.chatRateLimited(outcome.decision.retryAfterSeconds);
+    return () => this.releaseAll(counted, outcome.events);
   }
 
   /**
-   * Marks a sender's `client_message_id` as being sent. `first` is false when another send with
-   * it started within the last minute: then this one is most likely its duplicate, and must not
-   * spend a slot of the chat limits before the database has said so.
+   * Starts a send: marks the sender's `client_message_id` as being sent and, if it is the first
+   * send of that key within the minute, counts the message against the chat budgets, all in one
+   * step (one round trip to Redis). `first` is false when another send with the key started within
+   * the last minute: then this one is most likely its duplicate, must not spend a slot of the
+   * limits that the first one holds before the database has said so, and nothing is counted
+   * (`takeChatSend` counts it once the write gets past the unique index). A first send over a
+   * limit counts nothing and throws `429 rate_limited`. `release` takes back what was counted.
    */
-  async claimChatKey(
+  async beginChatSend(
     userId: string,
     clientMessageId: string,
-  ): Promise<{ first: boolean; release(): Promise<void> }> {
-    const key = `chat-key:${userId}:${clientMessageId}`;
-    const decision = await this.store.consume(key, [LIMITS.chatKeyClaims], this.clock());
-    return { first: decision.allowed, release: () => this.release(key, decision) };
+    conversationId: string,
+  ): Promise<ChatSendStart> {
+    const counted = [
+      { key: `chat-key:${userId}:${clientMessageId}`, rules: [LIMITS.chatKeyClaims] },
+      ...this.chatSendCounts(userId, conversationId),
+    ];
+    const outcome = await this.store.consumeAll(counted, this.clock());
+    if (outcome.allowed)
+      return { first: true, release: () => this.releaseAll(counted, outcome.events) };
+    if (outcome.refusedIndex === 0) return { first: false, release: async () => undefined };
+    throw Errors.chatRateLimited(outcome.decision.retryAfterSeconds);
+  }
+
+  /** Takes back the events `consumeAll` recorded under `counted`. */
+  private async releaseAll(counted: readonly Counted[], events: readonly string[]) {
+    await Promise.all(
+      counted.map(({ key }, i) => this.release(key, { ...ALLOWED, event: events[i] })),
+    );
   }
 
   /** Counts a new conversation against its starter's hourly budget; the function takes it back. */

@@ -4,6 +4,8 @@ import {
   ALLOWED,
   decide,
   longestWindow,
+  type AllDecision,
+  type Counted,
   type Decision,
   type Rule,
   type SlidingWindowStore,
@@ -29,6 +31,37 @@ for i = 4, #ARGV, 2 do
 end
 redis.call('ZADD', key, now, member)
 if redis.call('PTTL', key) < retain then redis.call('PEXPIRE', key, retain) end
+return {}
+`;
+
+/**
+ * CONSUME over several keys at once, all or nothing: ARGV is now, the member, then for each key its
+ * retention, its number of rules and their (limit, window) pairs. Returns {} when it recorded the
+ * event under every key, or {index of the refusing key, of its rule, the event times in that
+ * rule's window}.
+ */
+const CONSUME_ALL = `
+local now, member = tonumber(ARGV[1]), ARGV[2]
+local at, retains = 3, {}
+for k = 1, #KEYS do
+  local retain, count = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+  retains[k] = retain
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', now - retain)
+  for r = 0, count - 1 do
+    local limit, window = tonumber(ARGV[at + 2 + 2 * r]), tonumber(ARGV[at + 3 + 2 * r])
+    local times = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. (now - window), '+inf', 'WITHSCORES')
+    if #times / 2 >= limit then
+      local out = { k - 1, r }
+      for j = 2, #times, 2 do out[#out + 1] = times[j] end
+      return out
+    end
+  end
+  at = at + 2 + 2 * count
+end
+for k = 1, #KEYS do
+  redis.call('ZADD', KEYS[k], now, member)
+  if redis.call('PTTL', KEYS[k]) < retains[k] then redis.call('PEXPIRE', KEYS[k], retains[k]) end
+end
 return {}
 `;
 
@@ -83,6 +116,32 @@ export class RedisWindowStore implements SlidingWindowStore {
     if (reply.length === 0) return { ...ALLOWED, event };
     const [index, ...times] = reply;
     return decide(times.map(Number), rules[Number(index)] as Rule, now);
+  }
+
+  async consumeAll(counted: readonly Counted[], now: number): Promise<AllDecision> {
+    const event = member(now);
+    const keyRules = counted.flatMap(({ rules }) => [
+      longestWindow(rules),
+      rules.length,
+      ...rules.flatMap((r) => [r.limit, r.windowMs]),
+    ]);
+    const keys = counted.map(({ key }) => KEY_PREFIX + key);
+    const reply = (await this.redis.eval(
+      CONSUME_ALL,
+      keys.length,
+      ...keys,
+      now,
+      event,
+      ...keyRules,
+    )) as (string | number)[];
+    if (reply.length === 0) return { allowed: true, events: counted.map(() => event) };
+    const [keyIndex, ruleIndex, ...times] = reply.map(Number);
+    const rules = counted[keyIndex as number]?.rules ?? [];
+    return {
+      allowed: false,
+      refusedIndex: keyIndex as number,
+      decision: decide(times, rules[ruleIndex as number] as Rule, now),
+    };
   }
 
   async record(key: string, retainMs: number, now: number): Promise<void> {

@@ -16,12 +16,29 @@ export interface Decision {
   readonly event?: string;
 }
 
+/** A key and the rules its events are counted against. */
+export interface Counted {
+  readonly key: string;
+  readonly rules: readonly Rule[];
+}
+
+/** What `consumeAll` did: recorded one event under each key, or nothing for a refusal. */
+export type AllDecision =
+  | { readonly allowed: true; readonly events: readonly string[] }
+  | { readonly allowed: false; readonly refusedIndex: number; readonly decision: Decision };
+
 export interface SlidingWindowStore {
   /**
    * Atomically: records an event at `now` unless one of `rules` is already at its limit. The event
    * is kept as long as the longest rule's window.
    */
   consume(key: string, rules: readonly Rule[], now: number): Promise<Decision>;
+  /**
+   * Atomically, over several keys: records an event at `now` under every one of `counted` if each
+   * is below all of its rules, else records nothing. Answers the events recorded (one per key, in
+   * order), or the index of the first key that refuses and its decision.
+   */
+  consumeAll(counted: readonly Counted[], now: number): Promise<AllDecision>;
   /** Records an event unconditionally, kept for `retainMs`. */
   record(key: string, retainMs: number, now: number): Promise<void>;
   /** Takes back one event recorded by `consume` (an attempt that turned out not to count). */
