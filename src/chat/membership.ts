@@ -1,3 +1,4 @@
+import type { BlockRelation } from '../blocks/service.js';
 import type { Db } from '../db/database.js';
 import { isRowId } from '../db/ids.js';
 import { Errors } from '../errors.js';
@@ -12,6 +13,8 @@ import { findMessage, type MessageRow } from './messages.store.js';
 export interface Membership {
   readonly userId: string;
   readonly conversation: MemberConversationRow;
+  /** The blocks between the members when the membership was looked up. */
+  readonly block: BlockRelation;
 }
 
 /** A message, and the caller's membership of its conversation. */
@@ -24,11 +27,11 @@ export async function findMembership(
   userId: string,
   conversationId: string,
 ): Promise<Membership> {
-  const conversation = isRowId(conversationId)
+  const found = isRowId(conversationId)
     ? await findMemberConversation(db, conversationId, userId)
     : undefined;
-  if (conversation === undefined) throw Errors.notFound();
-  return { userId, conversation };
+  if (found === undefined) throw Errors.notFound();
+  return { userId, ...found };
 }
 
 export async function findMessageAccess(

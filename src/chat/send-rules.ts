@@ -1,4 +1,4 @@
-import { blockRelations, NO_BLOCK, type BlockRelation } from '../blocks/service.js';
+import type { BlockRelation } from '../blocks/service.js';
 import type { ServiceContext } from '../context.js';
 import type { DmPolicy } from '../db/tables.js';
 import { Errors, type ApiError } from '../errors.js';
@@ -71,33 +71,11 @@ export async function policyFacts(
   );
 }
 
-/** The send facts of several conversations of one member, by conversation id (three queries). */
-export async function sendFacts(
-  ctx: ServiceContext,
-  userId: string,
-  rows: readonly MemberConversationRow[],
-): Promise<Map<string, SendFacts>> {
-  const peers = rows.map((row) => peerOf(row)).filter((id): id is string => id !== null);
-  const [blocks, policies] = await Promise.all([
-    blockRelations(ctx.db, userId, peers),
-    policyFacts(ctx, userId, rows),
-  ]);
-  return new Map(
-    rows.map((row) => {
-      const peerId = peerOf(row);
-      const facts: SendFacts = {
-        peerId,
-        block: (peerId !== null && blocks.get(peerId)) || NO_BLOCK,
-        ...(policies.get(row.id) ?? UNBOUND),
-      };
-      return [row.id, facts];
-    }),
-  );
-}
-
+/** The send facts of one conversation: its membership carries the blocks; policy only if it binds. */
 export async function sendFactsOf(ctx: ServiceContext, membership: Membership): Promise<SendFacts> {
-  const { userId, conversation } = membership;
-  const facts = (await sendFacts(ctx, userId, [conversation])).get(conversation.id);
-  if (facts === undefined) throw new Error('no send facts for the conversation');
-  return facts;
+  const { userId, conversation, block } = membership;
+  const peerId = peerOf(conversation);
+  if (!policyBinds(conversation)) return { peerId, block, ...UNBOUND };
+  const policy = (await policyFacts(ctx, userId, [conversation])).get(conversation.id);
+  return { peerId, block, ...(policy ?? UNBOUND) };
 }

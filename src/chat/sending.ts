@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
+import type { ChatSendStart } from '../limits/policies.js';
 import { publishMessageEvent, writeInVersionOrder } from './events.js';
 import type { Membership } from './membership.js';
 import { parseMessageText, textDigest } from './message-text.js';
@@ -57,37 +58,30 @@ export async function sendMessage(
     edited_at: null,
     deleted_at: null,
   };
-  const claim = await ctx.limits.claimChatKey(userId, input.client_message_id);
+  let begun: ChatSendStart;
+  try {
+    begun = await ctx.limits.beginChatSend(userId, input.client_message_id, conversation.id);
+  } catch (error) {
+    return replayOr(error); // over a limit, unless this is a replay (which is exempt)
+  }
   let stored: MessageRow;
   try {
     stored = await writeInVersionOrder(
       ctx,
       conversation.id,
-      () => (claim.first ? storeCounted(ctx, message) : storeIfNew(ctx, message)),
+      // The first send of its key was counted as it began; a likely duplicate counts only once
+      // the unique index has let it through.
+      () => (begun.first ? storeSentMessage(ctx.db, message) : storeIfNew(ctx, message)),
       (row) => publishMessageEvent(ctx, 'message.created', conversation, row),
     );
   } catch (error) {
-    await claim.release();
+    await begun.release();
     // A limit, or the unique index: the key was used before (or just now, by a concurrent
     // send), and this is its replay or a reuse of the key; the failed write took its seq and
     // version back.
     return replayOr(error);
   }
   return { message: chatMessageView(stored, userId), replayed: false };
-}
-
-/**
- * The usual case, the first send of its key: count it, then write in one statement (on
- * PostgreSQL), so the conversation's row is locked for no round trip at all.
- */
-async function storeCounted(ctx: ServiceContext, message: UnnumberedMessage) {
-  const takeBack = await ctx.limits.takeChatSend(message.sender_id, message.conversation_id);
-  try {
-    return await storeSentMessage(ctx.db, message);
-  } catch (error) {
-    await takeBack();
-    throw error;
-  }
 }
 
 /**

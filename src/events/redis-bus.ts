@@ -24,6 +24,9 @@ export class RedisEventBus implements EventBus {
   private readonly resyncListeners = new Set<() => void>();
   private readonly pendingSubscriptions = new Map<string, Promise<unknown>>();
   private publishFailing = false;
+  /** Published in this task, not yet handed to Redis (see `publish`). */
+  private readonly unsent: { userIds: readonly string[]; message: WireMessage; text: string }[] =
+    [];
   private subscriptionLost = false;
 
   private constructor(
@@ -60,25 +63,37 @@ export class RedisEventBus implements EventBus {
     return new RedisEventBus(publisher, subscriber, log, clock);
   }
 
+  /**
+   * Hands the event to Redis with every other publish of this moment (the rest of the current
+   * task): a chat message's event for both members, or the events of sends that committed
+   * together, leave in one pipeline, one write, in the order they were published.
+   */
   publish(userIds: readonly string[], event: BusEvent): void {
     const message: WireMessage = { t: this.clock(), e: event };
-    const text = JSON.stringify(message);
+    if (this.unsent.length === 0) queueMicrotask(() => this.sendUnsent());
+    this.unsent.push({ userIds, message, text: JSON.stringify(message) });
+  }
+
+  private sendUnsent(): void {
+    const batch = this.unsent.splice(0);
     const pipeline = this.publisher.pipeline();
-    for (const userId of userIds) pipeline.publish(channelOf(userId), text);
+    for (const { userIds, text } of batch) {
+      for (const userId of userIds) pipeline.publish(channelOf(userId), text);
+    }
+    const publishLocally = (error: unknown) => {
+      for (const { userIds, message } of batch) this.publishLocally(userIds, message, error);
+    };
     pipeline
       .exec()
-      .then(
-        (results) => {
-          const failed = results?.find(([error]) => error !== null);
-          if (failed) throw failed[0];
-          if (this.publishFailing) {
-            this.publishFailing = false;
-            this.log.info('Redis takes events again: they reach every instance');
-          }
-        },
-        (error: unknown) => this.publishLocally(userIds, message, error),
-      )
-      .catch((error: unknown) => this.publishLocally(userIds, message, error));
+      .then((results) => {
+        const failed = results?.find(([error]) => error !== null);
+        if (failed) throw failed[0];
+        if (this.publishFailing) {
+          this.publishFailing = false;
+          this.log.info('Redis takes events again: they reach every instance');
+        }
+      }, publishLocally)
+      .catch(publishLocally);
   }
 
   async subscribe(userId: string, listener: DeliveryListener): Promise<() => void> {

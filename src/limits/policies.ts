@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CodePurpose } from '../db/tables.js';
 import { Errors } from '../errors.js';
 import { clientNetwork } from './client-network.js';
-import type { Decision, Rule, SlidingWindowStore } from './sliding-window.js';
+import type { Counter, Decision, Rule, SlidingWindowStore } from './sliding-window.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -78,6 +78,16 @@ function countedAttempt(takeBack: () => Promise<void>): CountedAttempt {
   };
 }
 
+const keysOf = (counters: readonly Counter[]) => counters.map(({ key }) => key);
+
+/** A send begun (see `Limits.beginChatSend`). */
+export interface ChatSendStart {
+  /** The first send of its key within the minute: counted against the chat limits already. */
+  readonly first: boolean;
+  /** Takes back what beginning counted (the send did not commit, or was a replay). */
+  release(): Promise<void>;
+}
+
 export class Limits {
   constructor(
     private readonly store: SlidingWindowStore,
@@ -109,8 +119,7 @@ export class Limits {
         ? Errors.rateLimited(retryAfterSeconds)
         : Errors.tooManyAttempts(retryAfterSeconds);
     }
-    const keys = counters.map(({ key }) => key);
-    return countedAttempt(() => this.store.releaseAll(keys, decision.event));
+    return countedAttempt(() => this.store.releaseAll(keysOf(counters), decision.event));
   }
 
   async liftLoginLockout(email: string): Promise<void> {
@@ -145,44 +154,54 @@ export class Limits {
     await this.store.record(key, LIMITS.codeSendsPerAddress.windowMs, this.clock());
   }
 
+  /** A chat message's two budgets: its sender's in the conversation, and overall. */
+  private chatSendCounts(userId: string, conversationId: string): Counter[] {
+    return [
+      {
+        key: `chat-sends:${userId}:${conversationId}`,
+        rules: [this.chatRules.chatSendsPerConversation],
+      },
+      { key: `chat-sends:${userId}`, rules: [this.chatRules.chatSendsPerUser] },
+    ];
+  }
+
   /**
    * Counts a chat message against its sender's budgets for the conversation and overall (both at
    * once: one round trip to Redis). The returned function takes it back (the send turned out to be
    * a replay, or did not commit).
    */
   async takeChatSend(userId: string, conversationId: string): Promise<() => Promise<void>> {
-    const now = this.clock();
-    const counted = [
-      {
-        key: `chat-sends:${userId}:${conversationId}`,
-        rule: this.chatRules.chatSendsPerConversation,
-      },
-      { key: `chat-sends:${userId}`, rule: this.chatRules.chatSendsPerUser },
-    ];
-    const decisions = await Promise.all(
-      counted.map(({ key, rule }) => this.store.consume(key, [rule], now)),
-    );
-    const takeBack = async () => {
-      await Promise.all(counted.map(({ key }, i) => this.release(key, decisions[i] as Decision)));
-    };
-    const refused = decisions.find((decision) => !decision.allowed);
-    if (refused === undefined) return takeBack;
-    await takeBack(); // a refused decision recorded nothing; the allowed one is taken back
-    throw Errors.chatRateLimited(refused.retryAfterSeconds);
+    const counters = this.chatSendCounts(userId, conversationId);
+    const outcome = await this.store.consumeAll(counters, this.clock());
+    if (!outcome.allowed) throw Errors.chatRateLimited(outcome.retryAfterSeconds);
+    return () => this.store.releaseAll(keysOf(counters), outcome.event);
   }
 
   /**
-   * Marks a sender's `client_message_id` as being sent. `first` is false when another send with
-   * it started within the last minute: then this one is most likely its duplicate, and must not
-   * spend a slot of the chat limits before the database has said so.
+   * Starts a send: marks the sender's `client_message_id` as being sent and, if it is the first
+   * send of that key within the minute, counts the message against the chat budgets, all in one
+   * step (one round trip to Redis). `first` is false when another send with the key started within
+   * the last minute: then this one is most likely its duplicate, must not spend a slot of the
+   * limits that the first one holds before the database has said so, and nothing is counted
+   * (`takeChatSend` counts it once the write gets past the unique index). A first send over a
+   * limit counts nothing and throws `429 rate_limited`. `release` takes back what was counted.
    */
-  async claimChatKey(
+  async beginChatSend(
     userId: string,
     clientMessageId: string,
-  ): Promise<{ first: boolean; release(): Promise<void> }> {
-    const key = `chat-key:${userId}:${clientMessageId}`;
-    const decision = await this.store.consume(key, [LIMITS.chatKeyClaims], this.clock());
-    return { first: decision.allowed, release: () => this.release(key, decision) };
+    conversationId: string,
+  ): Promise<ChatSendStart> {
+    const counters = [
+      { key: `chat-key:${userId}:${clientMessageId}`, rules: [LIMITS.chatKeyClaims] },
+      ...this.chatSendCounts(userId, conversationId),
+    ];
+    const outcome = await this.store.consumeAll(counters, this.clock());
+    if (outcome.allowed) {
+      const { event } = outcome;
+      return { first: true, release: () => this.store.releaseAll(keysOf(counters), event) };
+    }
+    if (outcome.refused === 0) return { first: false, release: async () => undefined };
+    throw Errors.chatRateLimited(outcome.retryAfterSeconds);
   }
 
   /** Counts a new conversation against its starter's hourly budget; the function takes it back. */

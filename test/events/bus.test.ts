@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Delivery, EventBus } from '../../src/events/bus.js';
 import { MemoryEventBus } from '../../src/events/memory-bus.js';
 import { RedisEventBus } from '../../src/events/redis-bus.js';
@@ -103,5 +104,36 @@ describe.each(kinds)('event bus ($name)', (kind) => {
       }),
       { numRuns: 20, seed: 7 },
     );
+  });
+});
+
+describe.skipIf(!redisUrl)('event bus (redis): publishes of one moment', () => {
+  it('leave in one pipeline (one write), in the order they were published', async () => {
+    const [a, b] = await Promise.all([
+      RedisEventBus.connect(redisUrl as string, log),
+      RedisEventBus.connect(redisUrl as string, log),
+    ]);
+    const pipelines = vi.spyOn(Redis.prototype, 'pipeline');
+    try {
+      const [alice, bob] = [user(), user()];
+      const got: Delivery[] = [];
+      await b.subscribe(alice, (d) => got.push(d));
+      await b.subscribe(bob, (d) => got.push(d));
+      pipelines.mockClear();
+      // A sent chat message: one event for each member, each as that member sees it.
+      a.publish([alice], { type: 'message.created', version: 1 });
+      a.publish([bob], { type: 'message.created', version: 1, for: 'bob' });
+      a.publish([alice], { type: 'message.created', version: 2 });
+      await waitUntil('three deliveries', async () => got.length >= 3, 5_000);
+      expect(pipelines).toHaveBeenCalledTimes(1);
+      expect(got.map((d) => [d.userId === alice ? 'alice' : 'bob', d.event.version])).toEqual([
+        ['alice', 1],
+        ['bob', 1],
+        ['alice', 2],
+      ]);
+    } finally {
+      pipelines.mockRestore();
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { blockRelation, isBlocked } from '../../blocks/service.js';
+import { isBlocked } from '../../blocks/service.js';
 import type { ServiceContext } from '../../context.js';
 import { ApiError } from '../../errors.js';
 import type { TypingOutcome } from '../../operations/realtime-metrics.js';
@@ -21,7 +21,7 @@ export async function relayTyping(
   const membership = await findMembership(ctx.db, userId, conversationId).catch(notFound);
   if (membership === undefined) return 'refused';
   const peer = peerOf(membership.conversation);
-  if (peer === null || isBlocked(await blockRelation(ctx.db, userId, peer))) return 'refused';
+  if (peer === null || isBlocked(membership.block)) return 'refused';
   const event = { type: 'typing', conversation_id: conversationId, user_id: userId } as const;
   ctx.events.publish([peer], event satisfies TypingEvent);
   return 'relayed';
