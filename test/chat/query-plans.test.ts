@@ -1,10 +1,11 @@
-import { sql, type Compilable } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationPageQuery } from '../../src/chat/conversations.store.js';
 import { messagesBefore } from '../../src/chat/messages.store.js';
 import type { Db } from '../../src/db/database.js';
 import { isPostgres } from '../../src/db/dialect.js';
 import { backends } from '../helpers/backends.js';
+import { queryPlan } from '../helpers/query-plan.js';
 import { TestApp } from '../helpers/test-app.js';
 import { seedChat, type SeededChat } from './seed.js';
 
@@ -12,15 +13,6 @@ import { seedChat, type SeededChat } from './seed.js';
  * The chat's reads stay bounded however much a member has: the databases' own plans (EXPLAIN
  * QUERY PLAN on SQLite, EXPLAIN on PostgreSQL), on a seeded and ANALYZEd chat.
  */
-async function plan(db: Db, query: Compilable<unknown>): Promise<string> {
-  const compiled = query.compile();
-  const prefix = isPostgres(db) ? 'explain ' : 'explain query plan ';
-  const result = await db.executeQuery<Record<string, unknown>>({
-    ...compiled,
-    sql: prefix + compiled.sql,
-  });
-  return result.rows.map((row) => String(row.detail ?? row['QUERY PLAN'])).join('\n');
-}
 
 /** The SQL text a store function runs (it builds its query inside), from a recording plugin. */
 async function planOfRun(db: Db, run: (db: Db) => Promise<unknown>): Promise<string> {
@@ -36,7 +28,7 @@ async function planOfRun(db: Db, run: (db: Db) => Promise<unknown>): Promise<str
   );
   const [query] = compiled;
   if (query === undefined) throw new Error('nothing ran');
-  return plan(db, { compile: () => ({ ...query, query: { kind: 'RawNode' } }) } as never);
+  return queryPlan(db, { compile: () => ({ ...query, query: { kind: 'RawNode' } }) } as never);
 }
 
 const SORT = /Sort|TEMP B-TREE/;
@@ -69,7 +61,7 @@ describe.each(backends)('chat query plans ($name)', (backend) => {
       const first = { unreadOnly: false, after: undefined, limit: 21 };
       const later = { ...first, after: { value: Date.now() - 86_400_000, id: 'z' } };
       for (const query of [first, later]) {
-        const text = await plan(t.db, conversationPageQuery(t.db, user.userId, query));
+        const text = await queryPlan(t.db, conversationPageQuery(t.db, user.userId, query));
         // Each side walks its index in order and stops at the limit; only the two sides'
         // limited rows are merged (PostgreSQL sorts them, SQLite merges two short co-routines).
         for (const side of ['influencer', 'starter']) {

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { SessionRow } from '../../src/auth/sessions.store.js';
-import { normalizeEmail, type UserRow } from '../../src/accounts/users.store.js';
+import type { UserRow } from '../../src/accounts/users.store.js';
+import { seededAccountRow } from '../helpers/seeded-account.js';
 import {
   insertConversation,
   pairKey,
@@ -73,22 +74,6 @@ const SAYINGS = [
   'The recipe worked, my kids ate everything',
   'Can you share the playlist from Saturday?',
 ];
-
-/** A seeded account: a real argon2id hash (one, shared: hashing thousands would take minutes). */
-function accountRow(id: string, email: string, passwordHash: string, now: number): UserRow {
-  return {
-    id,
-    email,
-    email_normalized: normalizeEmail(email),
-    password_hash: passwordHash,
-    email_confirmed_at: now,
-    name: null,
-    bio: null,
-    avatar_url: null,
-    created_at: now,
-    updated_at: now,
-  };
-}
 
 /** A session as `startSession` writes it, last used now. */
 function sessionRow(userId: string, now: number): SessionRow {
@@ -172,7 +157,7 @@ class Accounts {
   add(kind: 'fan' | 'influencer'): SeededMember {
     const id = randomUUID();
     const n = this.all.length.toString(36);
-    const user = accountRow(
+    const user = seededAccountRow(
       id,
       `chat-${this.tag}-${kind}-${n}@seed.test`,
       this.passwordHash,

@@ -1,6 +1,5 @@
-import { sql, type Compilable } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db/database.js';
 import { isPostgres } from '../../src/db/dialect.js';
 import {
   facetPageQuery,
@@ -18,6 +17,7 @@ import {
   prefixFacet,
 } from '../../src/influencer/search-text.js';
 import { backends } from '../helpers/backends.js';
+import { queryPlan } from '../helpers/query-plan.js';
 import { TestApp } from '../helpers/test-app.js';
 import { confirmedAccount } from './support.js';
 import { seedDirectory } from './seed.js';
@@ -28,16 +28,6 @@ import { seedDirectory } from './seed.js';
  * PostgreSQL's planner to prefer an index on its own merits.
  */
 const DIRECTORY_SIZE = 5_000;
-
-async function plan(db: Db, query: Compilable<unknown>): Promise<string> {
-  const compiled = query.compile();
-  const prefix = isPostgres(db) ? 'explain ' : 'explain query plan ';
-  const result = await db.executeQuery<Record<string, unknown>>({
-    ...compiled,
-    sql: prefix + compiled.sql,
-  });
-  return result.rows.map((row) => String(row.detail ?? row['QUERY PLAN'])).join('\n');
-}
 
 /** A full scan of the profiles table, in either database's words. */
 const PROFILES_SCAN = /Seq Scan on influencer_profiles|SCAN (p|influencer_profiles)\b(?! USING)/;
@@ -69,7 +59,7 @@ describe.each(backends)('directory query plans ($name)', (backend) => {
   afterAll(() => t.close());
 
   it('a substring search of a rare text goes through the substring index', async () => {
-    const text = await plan(t.db, substringPageQuery(t.db, 'qwert', popular()));
+    const text = await queryPlan(t.db, substringPageQuery(t.db, 'qwert', popular()));
     if (postgres)
       expect(text).toMatch(/Bitmap Index Scan on influencer_profiles_(name|handle)_trgm/);
     else expect(text).toMatch(/SCAN influencer_search VIRTUAL TABLE INDEX/);
@@ -78,7 +68,7 @@ describe.each(backends)('directory query plans ($name)', (backend) => {
   });
 
   it('a substring search first walks the popular index a bounded distance, index only', async () => {
-    const text = await plan(t.db, walkPageQuery(t.db, EVERYONE_FACET, 'mar', popular()));
+    const text = await queryPlan(t.db, walkPageQuery(t.db, EVERYONE_FACET, 'mar', popular()));
     // The index carries the searched text: the walk never reads the facets table.
     if (postgres) expect(text).toMatch(/Index Only Scan using influencer_facets_popular/);
     else expect(text).toMatch(/SEARCH f USING COVERING INDEX influencer_facets_popular/);
@@ -86,7 +76,7 @@ describe.each(backends)('directory query plans ($name)', (backend) => {
   });
 
   it('a prefix search walks the index of its prefix facet', async () => {
-    const text = await plan(t.db, facetPageQuery(t.db, prefixFacet('ma'), popular()));
+    const text = await queryPlan(t.db, facetPageQuery(t.db, prefixFacet('ma'), popular()));
     if (postgres) expect(text).toMatch(/Index (Only )?Scan using influencer_facets_popular/);
     else
       expect(text).toMatch(
@@ -97,8 +87,8 @@ describe.each(backends)('directory query plans ($name)', (backend) => {
   });
 
   it("a category's popular page, and a later page by keyset, walk the category's index", async () => {
-    const first = await plan(t.db, facetPageQuery(t.db, categoryFacet('music'), popular()));
-    const later = await plan(
+    const first = await queryPlan(t.db, facetPageQuery(t.db, categoryFacet('music'), popular()));
+    const later = await queryPlan(
       t.db,
       facetPageQuery(t.db, categoryFacet('music'), popular({ after: { value: 12, id: 'm' } })),
     );
@@ -113,11 +103,14 @@ describe.each(backends)('directory query plans ($name)', (backend) => {
   });
 
   it('the newest and name sorts have their own indexes', async () => {
-    const newest = await plan(
+    const newest = await queryPlan(
       t.db,
       facetPageQuery(t.db, EVERYONE_FACET, popular({ sort: 'newest' })),
     );
-    const name = await plan(t.db, facetPageQuery(t.db, EVERYONE_FACET, popular({ sort: 'name' })));
+    const name = await queryPlan(
+      t.db,
+      facetPageQuery(t.db, EVERYONE_FACET, popular({ sort: 'name' })),
+    );
     expect(newest).toMatch(/influencer_facets_newest/);
     expect(name).toMatch(/influencer_facets_name/);
     for (const text of [newest, name]) expect(text).not.toMatch(/Sort|TEMP B-TREE/);

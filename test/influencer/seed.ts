@@ -4,6 +4,7 @@ import { CATEGORY_SLUGS, type Category } from '../../src/influencer/categories.j
 import { newProfile } from '../../src/influencer/profiles.js';
 import { insertProfiles, type ProfileEntry } from '../../src/influencer/profiles.store.js';
 import { facetsOf } from '../../src/influencer/search-text.js';
+import { seededAccountRow } from '../helpers/seeded-account.js';
 
 const FIRST = [
   'Maria',
@@ -121,18 +122,11 @@ export async function insertDirectory(db: Db, entries: readonly ProfileEntry[]):
   const now = Date.now();
   await db.transaction().execute(async (trx) => {
     for (let i = 0; i < entries.length; i += 500) {
-      const users = entries.slice(i, i + 500).map(({ profile }) => ({
-        id: profile.id,
-        email: `${profile.handle}@seed.test`,
-        email_normalized: `${profile.handle}@seed.test`,
-        password_hash: 'seeded: no password',
-        email_confirmed_at: now,
-        name: null,
-        bio: null,
-        avatar_url: null,
-        created_at: now,
-        updated_at: now,
-      }));
+      const users = entries
+        .slice(i, i + 500)
+        .map(({ profile }) =>
+          seededAccountRow(profile.id, `${profile.handle}@seed.test`, 'seeded: no password', now),
+        );
       await trx.insertInto('users').values(users).execute();
     }
     await insertProfiles(trx, entries);
