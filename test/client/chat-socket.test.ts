@@ -150,7 +150,8 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
     expect((await fan.edit(first.id, 'one, edited')).statusCode).toBe(200);
     sockets.offline = false;
 
-    await until(() => syncs.length === 2, 'the sync after reconnecting');
+    // A retry, a handshake and three catch-up requests: as slow as the retry above on a busy machine.
+    await until(() => syncs.length === 2, 'the sync after reconnecting', 25_000);
     await fan.sent(id, 'four');
     await until(() => messages.length === 5, 'every message');
     await chat.settled();
@@ -166,7 +167,7 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
     expect(reconnecting.map((s) => s.attempt)).toEqual(reconnecting.map((_, i) => i));
     expect(chat.state.status).toBe('open');
     expect(sockets.last.sent[0]?.type).toBe('auth');
-  });
+  }, 60_000); // two waits of up to 25 s each above
 
   it('renews and reconnects when the service closes with 4401 at the token’s expiry', async () => {
     const { device, chat, states, sockets } = await connected();
