@@ -1,44 +1,27 @@
 import type { Kysely } from 'kysely';
-import { reusableShapedQuery } from '../db/reusable-query.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { Database } from '../db/tables.js';
 import type { ProfileRow } from './users.store.js';
 
 type Executor = Kysely<Database>;
 
-/**
- * Scalar subqueries, not a join: better-sqlite3 clears a statement's bindings after each run, and
- * SQLite then prepares a join over bound values again on every run (~8 µs each time, measured);
- * this form runs prepared (~1.5 µs). It is the lookup of every authenticated request. It binds
- * the session id twice, hence the shaped form with its parameters spelled out.
- */
-const selectLiveSessionAccount = reusableShapedQuery(
-  (db: Executor, sessionId: string, now: number) =>
-    db
-      .selectFrom('users')
-      .select((eb) => [
-        eb
-          .selectFrom('sessions')
-          .select('sessions.last_used_at')
-          .where('sessions.id', '=', sessionId)
-          .$asScalar()
-          .$notNull()
-          .as('session_last_used_at'),
-        'users.id',
-        'users.email',
-        'users.email_confirmed_at',
-        'users.name',
-        'users.bio',
-        'users.avatar_url',
-        'users.created_at',
-        'users.updated_at',
-      ])
-      .where('users.id', '=', (eb) =>
-        eb
-          .selectFrom('sessions')
-          .select('sessions.user_id')
-          .where('sessions.id', '=', sessionId)
-          .where('sessions.expires_at', '>', now),
-      ),
+const selectLiveSessionAccount = reusableQuery((db: Executor, sessionId: string, now: number) =>
+  db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select([
+      'sessions.last_used_at as session_last_used_at',
+      'users.id',
+      'users.email',
+      'users.email_confirmed_at',
+      'users.name',
+      'users.bio',
+      'users.avatar_url',
+      'users.created_at',
+      'users.updated_at',
+    ])
+    .where('sessions.id', '=', sessionId)
+    .where('sessions.expires_at', '>', now),
 );
 
 export interface LiveSessionAccount {
@@ -55,8 +38,7 @@ export async function findLiveSessionAccount(
   sessionId: string,
   now: number,
 ): Promise<LiveSessionAccount | undefined> {
-  const parameters = [sessionId, sessionId, now];
-  const row = (await selectLiveSessionAccount(db, '', parameters, sessionId, now))[0];
+  const row = (await selectLiveSessionAccount(db, sessionId, now))[0];
   if (row === undefined) return undefined;
   const { session_last_used_at: sessionLastUsedAt, ...account } = row;
   return { account, sessionLastUsedAt };

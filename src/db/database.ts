@@ -7,13 +7,13 @@ import {
   Kysely,
   PostgresAdapter,
   PostgresDialect,
-  SqliteDialect,
   sql,
   type LogConfig,
   type PostgresPool,
   type PostgresPoolClient,
 } from 'kysely';
 import type { DatabaseLocation } from '../config.js';
+import { PlannedOnceSqliteDialect } from './sqlite-dialect.js';
 import { isReusedText } from './reusable-query.js';
 import type { Database } from './tables.js';
 
@@ -48,7 +48,7 @@ async function openSqlite(path: string, options: DatabaseOptions): Promise<Db> {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   return new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: new PlannedOnceSqliteDialect({ database: withStatementCache(sqlite) }),
     ...(options.log !== undefined && { log: options.log }),
   });
 }
