@@ -1,6 +1,7 @@
 import {
   decideAll,
   longestWindow,
+  singleDecision,
   type Counter,
   type Decision,
   type JointDecision,
@@ -45,11 +46,7 @@ export class MemoryWindowStore implements SlidingWindowStore {
   }
 
   async consume(key: string, rules: readonly Rule[], now: number): Promise<Decision> {
-    const entry = this.use(key);
-    const decision = decideAll(entry?.times ?? [], rules, now);
-    if (!decision.allowed) return decision;
-    this.add(key, entry, longestWindow(rules), now);
-    return { ...decision, event: String(now) };
+    return singleDecision(await this.consumeAll([{ key, rules }], now));
   }
 
   async consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {

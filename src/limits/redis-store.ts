@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis, type Result } from 'ioredis';
 import {
-  ALLOWED,
   decide,
   longestWindow,
+  singleDecision,
   type Counter,
   type Decision,
   type JointDecision,
@@ -99,10 +99,7 @@ export class RedisWindowStore implements SlidingWindowStore {
   }
 
   async consume(key: string, rules: readonly Rule[], now: number): Promise<Decision> {
-    const decision = await this.consumeAll([{ key, rules }], now);
-    return decision.allowed
-      ? { ...ALLOWED, event: decision.event }
-      : { allowed: false, retryAfterSeconds: decision.retryAfterSeconds };
+    return singleDecision(await this.consumeAll([{ key, rules }], now));
   }
 
   async consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {

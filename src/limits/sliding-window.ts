@@ -51,6 +51,13 @@ export interface SlidingWindowStore {
 
 export const ALLOWED: Decision = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
 
+/** A single counter's `Decision`, from the `JointDecision` of a `consumeAll` of that counter alone. */
+export function singleDecision(joint: JointDecision): Decision {
+  return joint.allowed
+    ? { ...ALLOWED, event: joint.event }
+    : { allowed: false, retryAfterSeconds: joint.retryAfterSeconds };
+}
+
 export function longestWindow(rules: readonly Rule[]): number {
   return Math.max(...rules.map((r) => r.windowMs));
 }
