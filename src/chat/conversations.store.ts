@@ -1,4 +1,11 @@
-import { sql, type Expression, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import {
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type Selectable,
+  type SqlBool,
+} from 'kysely';
 import { keysetAfter } from '../db/keyset.js';
 import type { BlockRelation } from '../blocks/service.js';
 import { reusableQuery, reusableShapedQuery } from '../db/reusable-query.js';
@@ -50,10 +57,33 @@ export interface MemberConversation {
 }
 
 /**
- * One statement, the member's row and the blocks as subqueries of the conversation's: SQLite
- * (3.54, as better-sqlite3 builds it) prepares a join that binds a value in its WHERE anew on every
- * run, which cost a membership 25 µs more than the lookups themselves. A member never blocks
- * themself, so a block by the member of either member is a block of the peer, and vice versa.
+ * Whether `userId` has blocked, or (`direction` 'by-them') is blocked by, either member of the
+ * conversation `c`. A member never blocks themself, so this is a block between the two members.
+ */
+function blockWithMembers(
+  eb: ExpressionBuilder<Database & { c: ConversationsTable }, 'c'>,
+  userId: string,
+  direction: 'by-me' | 'by-them',
+) {
+  const [mine, theirs] =
+    direction === 'by-me'
+      ? (['blocker_id', 'blocked_id'] as const)
+      : (['blocked_id', 'blocker_id'] as const);
+  return eb.exists(
+    eb
+      .selectFrom('blocks as b')
+      .select(sql<number>`1`.as('blocked'))
+      .where(`b.${mine}`, '=', userId)
+      .where((inner) =>
+        inner(`b.${theirs}`, 'in', [inner.ref('c.influencer_id'), inner.ref('c.starter_id')]),
+      ),
+  );
+}
+
+/**
+ * One statement for the conversation, the member's row and the blocks both ways (subqueries of
+ * the conversation's row): every send, edit and typing frame starts here, and needs no round trip
+ * of its own for the blocks.
  */
 const selectMemberConversation = reusableShapedQuery(
   (db: Executor, conversationId: string, userId: string) =>
@@ -67,34 +97,8 @@ const selectMemberConversation = reusableShapedQuery(
           .whereRef('m.conversation_id', '=', 'c.id')
           .where('m.user_id', '=', userId)
           .as('last_read_seq'),
-        eb
-          .exists(
-            eb
-              .selectFrom('blocks as b')
-              .select(sql<number>`1`.as('blocked'))
-              .where('b.blocker_id', '=', userId)
-              .where((inner) =>
-                inner('b.blocked_id', 'in', [
-                  inner.ref('c.influencer_id'),
-                  inner.ref('c.starter_id'),
-                ]),
-              ),
-          )
-          .as('blocked_by_me'),
-        eb
-          .exists(
-            eb
-              .selectFrom('blocks as b')
-              .select(sql<number>`1`.as('blocked'))
-              .where('b.blocked_id', '=', userId)
-              .where((inner) =>
-                inner('b.blocker_id', 'in', [
-                  inner.ref('c.influencer_id'),
-                  inner.ref('c.starter_id'),
-                ]),
-              ),
-          )
-          .as('blocked_by_them'),
+        blockWithMembers(eb, userId, 'by-me').as('blocked_by_me'),
+        blockWithMembers(eb, userId, 'by-them').as('blocked_by_them'),
       ])
       .where('c.id', '=', conversationId),
 );
