@@ -668,10 +668,13 @@ export interface components {
       conversation_id: string;
       /** @description 1, 2, 3, … in its conversation; never reused. */
       seq: number;
+      /** @description null once the sender deleted the account */
       sender_id: string | null;
+      /** @description null once deleted */
       text: string | null;
       /** Format: date-time */
       created_at: string;
+      /** Format: date-time */
       edited_at: string | null;
       deleted: boolean;
       /** @description The conversation version of its last change. */
@@ -683,9 +686,11 @@ export interface components {
     Conversation: {
       /** Format: uuid */
       id: string;
+      /** Format: uuid */
       influencer_id: string | null;
       /** @description The other member; `id` is null once that account is deleted. */
       peer: {
+        /** Format: uuid */
         id: string | null;
         name: string | null;
         avatar_url: string | null;
@@ -702,6 +707,7 @@ export interface components {
       blocked_by_me: boolean;
       /** Format: date-time */
       created_at: string;
+      /** Format: date-time */
       last_message_at: string | null;
     };
   };
@@ -1372,8 +1378,14 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description 1–100 characters, no control characters. */
           name?: string | null;
+          /** @description At most 500 characters. */
           bio?: string | null;
+          /**
+           * Format: uri
+           * @description An https URL.
+           */
           avatar_url?: string | null;
         };
       };
@@ -1510,7 +1522,9 @@ export interface operations {
             | 'travel'
             | 'other'
           )[];
+          /** @description At most 500 characters; line breaks allowed, other control characters not. */
           bio?: string | null;
+          /** @description An https URL of at most 2048 characters, without user name or password. */
           avatar_url?: string | null;
           links?: {
             /** @description 1–30 characters after trimming and NFC. */
@@ -1672,7 +1686,9 @@ export interface operations {
             | 'travel'
             | 'other'
           )[];
+          /** @description At most 500 characters; line breaks allowed, other control characters not. */
           bio?: string | null;
+          /** @description An https URL of at most 2048 characters, without user name or password. */
           avatar_url?: string | null;
           links?: {
             /** @description 1–30 characters after trimming and NFC. */

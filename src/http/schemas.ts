@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Kind, Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ERROR_CODES } from '../errors.js';
 
 /** The body of every 4xx/5xx answer. */
@@ -18,8 +18,22 @@ export const ErrorBody = Type.Object(
   { $id: 'ErrorBody', title: 'Error' },
 );
 
-/** A value that may be null: a union with null (how OpenAPI 3.1 says it). */
-export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/**
+ * A value that may be null, as OpenAPI 3.1 says it: `type: [T, "null"]` when the schema has one
+ * `type`, otherwise (a `$ref`) a union with null. The type list, not an `anyOf`, because
+ * fast-json-stringify serializes an `anyOf` by running ajv on the value to pick its branch: a
+ * page of 50 chat messages (three nullable fields each) took 38 µs to serialize that way, 27 µs
+ * this way (and allocated accordingly).
+ */
+export function nullable<T extends TSchema>(schema: T) {
+  if (typeof schema.type !== 'string') return Type.Union([schema, Type.Null()]);
+  // Its own kind, not the schema's: TypeBox's checker must not take it for a plain string.
+  return Type.Unsafe<Static<T> | null>({
+    ...schema,
+    [Kind]: 'Unsafe',
+    type: [schema.type, 'null'],
+  });
+}
 
 /** `{ "message": "<text>" }` and nothing else. */
 export function MessageBody(text: string) {

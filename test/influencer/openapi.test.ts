@@ -55,16 +55,14 @@ describe.each(backends)('the Influencer group in /openapi.json ($name)', (backen
     },
   );
 
-  it('documents the influencer object, nullable fields as a union with null', () => {
+  it('documents the influencer object, nullable fields typed [string, null]', () => {
     const schemas = (doc.components as { schemas: Record<string, Json> }).schemas;
     const influencer = schemas.Influencer as {
       properties: Record<string, Json>;
       required: string[];
     };
-    expect(influencer.properties.bio).toEqual({ anyOf: [{ type: 'string' }, { type: 'null' }] });
-    expect(influencer.properties.avatar_url).toEqual({
-      anyOf: [{ type: 'string' }, { type: 'null' }],
-    });
+    expect(influencer.properties.bio).toEqual({ type: ['string', 'null'] });
+    expect(influencer.properties.avatar_url).toEqual({ type: ['string', 'null'] });
     expect(influencer.required).not.toContain('is_following');
     expect(influencer.required).not.toContain('can_message');
   });
