@@ -1,4 +1,5 @@
 import { Errors } from '../errors.js';
+import { isoTimestamp } from '../http/timestamps.js';
 import type { ProfileRow } from './users.store.js';
 
 export const EMAIL_MAX_LENGTH = 254;
@@ -23,8 +24,8 @@ export function publicUser(row: ProfileRow): PublicUser {
     name: row.name,
     bio: row.bio,
     avatar_url: row.avatar_url,
-    created_at: new Date(row.created_at).toISOString(),
-    updated_at: new Date(row.updated_at).toISOString(),
+    created_at: isoTimestamp(row.created_at),
+    updated_at: isoTimestamp(row.updated_at),
   };
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
+import { isoTimestamp } from '../http/timestamps.js';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../security/access-tokens.js';
 import { REFRESH_REUSE_GRACE_MS, REFRESH_TOKEN_TTL_MS } from '../security/refresh-tokens.js';
 import {
@@ -134,8 +135,8 @@ export async function listSessions(ctx: ServiceContext, caller: Caller): Promise
   const sessions = await listLiveSessions(ctx.db, caller.userId, ctx.clock());
   return sessions.map((s) => ({
     id: s.id,
-    created_at: new Date(s.created_at).toISOString(),
-    last_used_at: new Date(s.last_used_at).toISOString(),
+    created_at: isoTimestamp(s.created_at),
+    last_used_at: isoTimestamp(s.last_used_at),
     user_agent: s.user_agent,
     ip: s.ip,
     current: s.id === caller.sessionId,

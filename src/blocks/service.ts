@@ -5,6 +5,7 @@ import type { Db } from '../db/database.js';
 import { isRowId } from '../db/ids.js';
 import { Errors } from '../errors.js';
 import { splitPage, type Page } from '../http/cursor.js';
+import { isoTimestamp } from '../http/timestamps.js';
 import { deleteBlock, findBlocksWith, insertBlock, pageOfBlocks } from './blocks.store.js';
 import { inTransaction } from '../db/transaction.js';
 
@@ -74,7 +75,7 @@ export async function listBlocks(ctx: ServiceContext, caller: Caller, page: Page
   }));
   const blocks = shown.map((row) => ({
     user: row.user,
-    blocked_at: new Date(row.blockedAt).toISOString(),
+    blocked_at: isoTimestamp(row.blockedAt),
   }));
   return { blocks, next };
 }

@@ -1,9 +1,10 @@
 import type { UserCard } from '../accounts/user-cards.js';
 import type { ServiceContext } from '../context.js';
+import { isoTimestamp, isoTimestampOrNull } from '../http/timestamps.js';
 import type { ConversationListing } from './listings.store.js';
 import { peerOf } from './membership.js';
 import { policyFacts, sendRefusal, type PolicyFacts, type SendFacts } from './send-rules.js';
-import { chatMessageView, isoTime, type ChatMessage } from './views.js';
+import { chatMessageView, type ChatMessage } from './views.js';
 
 /** The other member as the caller sees them; every field null once that account is deleted. */
 export type Peer = { [K in keyof UserCard]: UserCard[K] | null };
@@ -57,8 +58,8 @@ export async function conversationViews(
       last_read_seq: row.last_read_seq,
       can_send: sendRefusal(send) === undefined,
       blocked_by_me: block.byMe,
-      created_at: new Date(row.created_at).toISOString(),
-      last_message_at: isoTime(row.last_message_at),
+      created_at: isoTimestamp(row.created_at),
+      last_message_at: isoTimestampOrNull(row.last_message_at),
     };
   });
 }

@@ -1,3 +1,4 @@
+import { isoTimestamp, isoTimestampOrNull } from '../http/timestamps.js';
 import type { MessageRow } from './messages.store.js';
 
 /** API.md's `chat_message` object. */
@@ -15,8 +16,6 @@ export interface ChatMessage {
   readonly client_message_id?: string;
 }
 
-export const isoTime = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
 /** A message as `viewerId` sees it: its `client_message_id` is shown to its sender only. */
 export function chatMessageView(row: MessageRow, viewerId: string | null): ChatMessage {
   return {
@@ -25,8 +24,8 @@ export function chatMessageView(row: MessageRow, viewerId: string | null): ChatM
     seq: row.seq,
     sender_id: row.sender_id,
     text: row.text,
-    created_at: new Date(row.created_at).toISOString(),
-    edited_at: isoTime(row.edited_at),
+    created_at: isoTimestamp(row.created_at),
+    edited_at: isoTimestampOrNull(row.edited_at),
     deleted: row.deleted_at !== null,
     version: row.version,
     ...(row.sender_id !== null &&

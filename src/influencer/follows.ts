@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js';
 import { isForeignKeyViolation } from '../db/dialect.js';
 import { Errors } from '../errors.js';
 import { splitPage, type Page } from '../http/cursor.js';
+import { isoTimestamp } from '../http/timestamps.js';
 import {
   addToFollowersCounts,
   deleteFollow,
@@ -100,7 +101,7 @@ export async function listFollowing(ctx: ServiceContext, caller: Caller, page: P
   );
   const influencers = shown.map((r) => ({
     ...influencerView(r.profile, viewer),
-    followed_at: new Date(r.followedAt).toISOString(),
+    followed_at: isoTimestamp(r.followedAt),
   }));
   return { influencers, next };
 }
@@ -115,7 +116,7 @@ export async function listMyFollowers(ctx: ServiceContext, caller: Caller, page:
   }));
   const followers = shown.map(({ followedAt, ...follower }) => ({
     ...follower,
-    followed_at: new Date(followedAt).toISOString(),
+    followed_at: isoTimestamp(followedAt),
   }));
   return { followers, next };
 }

@@ -1,6 +1,7 @@
 import type { Caller } from '../accounts/caller.js';
 import { blockRelations, isBlocked, NO_BLOCK } from '../blocks/service.js';
 import type { ServiceContext } from '../context.js';
+import { isoTimestamp } from '../http/timestamps.js';
 import type { Category } from './categories.js';
 import { dmPolicyAllows } from './dm-policy.js';
 import { followedAmong } from './follows.store.js';
@@ -83,15 +84,13 @@ export function influencerView(profile: Profile, viewer: Viewer | undefined): In
     links: profile.links.map(({ label, url }) => ({ label, url })),
     dm_policy: profile.dm_policy,
     followers_count: profile.followers_count,
-    created_at: new Date(profile.created_at).toISOString(),
-    updated_at: new Date(profile.updated_at).toISOString(),
+    created_at: isoTimestamp(profile.created_at),
+    updated_at: isoTimestamp(profile.updated_at),
   };
   if (viewer === undefined) return view;
-  return {
-    ...view,
-    is_following: viewer.follows.has(profile.id),
-    can_message: canMessage(viewer, profile),
-  };
+  view.is_following = viewer.follows.has(profile.id);
+  view.can_message = canMessage(viewer, profile);
+  return view;
 }
 
 /** The API objects of `profiles` as `caller` (if any) sees them. */
