@@ -127,11 +127,11 @@ type Row = Parameters<typeof toProfile>[0] & {
 
 /** The first `limit` rows as profiles (SQLite answers `exists` with 0 or 1). */
 const listed = (rows: readonly Row[], limit: number): ListedProfile[] =>
-  rows.slice(0, limit).map(({ followed, blocked, past_policy, ...row }) => ({
+  rows.slice(0, limit).map((row) => ({
     profile: toProfile(row),
-    followed: Boolean(followed),
-    blocked: Boolean(blocked),
-    pastPolicy: Boolean(past_policy),
+    followed: Boolean(row.followed),
+    blocked: Boolean(row.blocked),
+    pastPolicy: Boolean(row.past_policy),
   }));
 
 /**
