@@ -1467,6 +1467,7 @@ export interface operations {
         content: {
           'application/json': {
             influencers: components['schemas']['Influencer'][];
+            /** @description `null` on the last page. */
             next_cursor: string | null;
           };
         };
@@ -1850,6 +1851,7 @@ export interface operations {
               /** Format: date-time */
               followed_at: string;
             }[];
+            /** @description `null` on the last page. */
             next_cursor: string | null;
           };
         };
@@ -1903,6 +1905,7 @@ export interface operations {
               /** Format: date-time */
               followed_at: string;
             }[];
+            /** @description `null` on the last page. */
             next_cursor: string | null;
           };
         };
@@ -2092,6 +2095,7 @@ export interface operations {
               /** Format: date-time */
               blocked_at: string;
             }[];
+            /** @description `null` on the last page. */
             next_cursor: string | null;
           };
         };
@@ -2228,6 +2232,7 @@ export interface operations {
         content: {
           'application/json': {
             conversations: components['schemas']['Conversation'][];
+            /** @description `null` on the last page. */
             next_cursor: string | null;
           };
         };

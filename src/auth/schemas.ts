@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MessageBody, withErrors } from '../http/schemas.js';
+import { MessageBody, nullable, withErrors } from '../http/schemas.js';
 
 /**
  * Request and response schemas of the Auth group: they validate requests (no type coercion) and
@@ -29,9 +29,9 @@ export const User = Type.Object(
     id: Type.String({ format: 'uuid' }),
     email: Type.String(),
     email_confirmed: Type.Boolean(),
-    name: Type.Union([Type.String(), Type.Null()]),
-    bio: Type.Union([Type.String(), Type.Null()]),
-    avatar_url: Type.Union([Type.String(), Type.Null()]),
+    name: nullable(Type.String()),
+    bio: nullable(Type.String()),
+    avatar_url: nullable(Type.String()),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -130,8 +130,8 @@ const Session = Type.Object({
   id: Type.String(),
   created_at: Type.String({ format: 'date-time' }),
   last_used_at: Type.String({ format: 'date-time' }),
-  user_agent: Type.Union([Type.String(), Type.Null()]),
-  ip: Type.Union([Type.String(), Type.Null()]),
+  user_agent: nullable(Type.String()),
+  ip: nullable(Type.String()),
   current: Type.Boolean(),
 });
 

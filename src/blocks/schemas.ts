@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { NextCursor, pageQuery } from '../http/cursor.js';
-import { withErrors } from '../http/schemas.js';
+import { nullable, withErrors } from '../http/schemas.js';
 
 const tags = ['Chat'];
 const ByUser = Type.Object({ user_id: Type.String({ description: 'The account to (un)block.' }) });
@@ -24,9 +24,9 @@ export const unblockUserSchema = {
 const BlockedUser = Type.Object({
   user: Type.Object({
     id: Type.String({ format: 'uuid' }),
-    name: Type.Union([Type.String(), Type.Null()]),
-    avatar_url: Type.Union([Type.String(), Type.Null()]),
-    handle: Type.Union([Type.String(), Type.Null()]),
+    name: nullable(Type.String()),
+    avatar_url: nullable(Type.String()),
+    handle: nullable(Type.String()),
   }),
   blocked_at: Type.String({ format: 'date-time' }),
 });

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { Errors } from '../errors.js';
+import { nullable } from './schemas.js';
 
 /**
  * Keyset cursors for every paged list: `<payload>.<mac>`, the payload being the last row's sort
@@ -59,10 +60,7 @@ export function pageQuery(limits: PageLimits = DEFAULT_LIMITS) {
 }
 
 /** A page's `next_cursor` in a response schema. */
-export const NextCursor = Type.Union([
-  Type.String({ description: '`null` on the last page.' }),
-  Type.Null(),
-]);
+export const NextCursor = nullable(Type.String({ description: '`null` on the last page.' }));
 
 export interface PageQuery {
   readonly limit?: string;
