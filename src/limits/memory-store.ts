@@ -34,6 +34,13 @@ export const MAX_KEYS = 10_000;
  */
 export class MemoryWindowStore implements SlidingWindowStore {
   private readonly events = new Map<string, Events>();
+  /**
+   * Where the least recently used key is: a Map iterator is live and only ever moves forward, and
+   * every key behind it was evicted or moved to the end, so its next key is the oldest one. A
+   * fresh `keys().next()` per eviction walked every hole that moves leave at the front of V8's
+   * table: ~5 µs per eviction at 10,000 keys, ~4 % of a chat send's CPU in the bench.
+   */
+  private oldest: MapIterator<string> = this.events.keys();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -102,11 +109,15 @@ export class MemoryWindowStore implements SlidingWindowStore {
   }
 
   private insert(key: string, entry: Events): void {
-    if (this.events.size >= this.maxKeys) {
-      const leastRecentlyUsed = this.events.keys().next().value as string;
-      this.events.delete(leastRecentlyUsed);
-    }
+    if (this.events.size >= this.maxKeys) this.events.delete(this.leastRecentlyUsed());
     this.events.set(key, entry);
+  }
+
+  private leastRecentlyUsed(): string {
+    let next = this.oldest.next();
+    // An exhausted iterator stays exhausted, even once keys are added again.
+    if (next.done === true) next = (this.oldest = this.events.keys()).next();
+    return next.value as string;
   }
 
   /** Appends in place (times stay sorted) and drops what is past retention: no garbage per call. */
