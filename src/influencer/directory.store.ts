@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
 import { reusableQuery, reusableShapedQuery } from '../db/reusable-query.js';
+import { LeastRecentlyUsed } from '../least-recently-used.js';
 import type { Database } from '../db/tables.js';
 import {
   facetPageQuery,
@@ -203,7 +204,7 @@ async function isRare(db: Executor, folded: string, limit: number): Promise<bool
 class RarityMemory {
   private readonly byDatabase = new WeakMap<
     Executor,
-    Map<string, { rare: boolean; until: number }>
+    LeastRecentlyUsed<string, { rare: boolean; until: number }>
   >();
 
   constructor(
@@ -212,16 +213,15 @@ class RarityMemory {
   ) {}
 
   recall(db: Executor, key: string): boolean | undefined {
-    const entry = this.byDatabase.get(db)?.get(key);
+    const entry = this.byDatabase.get(db)?.peek(key);
     return entry !== undefined && entry.until > Date.now() ? entry.rare : undefined;
   }
 
   remember(db: Executor, key: string, rare: boolean): void {
     let texts = this.byDatabase.get(db);
-    if (texts === undefined) this.byDatabase.set(db, (texts = new Map()));
-    texts.delete(key);
+    if (texts === undefined)
+      this.byDatabase.set(db, (texts = new LeastRecentlyUsed(this.maxTexts)));
     texts.set(key, { rare, until: Date.now() + this.ttlMs });
-    if (texts.size > this.maxTexts) texts.delete(texts.keys().next().value as string);
   }
 }
 

@@ -1,3 +1,4 @@
+import { LeastRecentlyUsed } from '../least-recently-used.js';
 import type { AccessClaims } from './access-tokens.js';
 
 /**
@@ -21,9 +22,11 @@ export interface VerifiedToken {
  */
 export class VerifiedTokenCache {
   static readonly MAX_ENTRIES = 15_000;
-  private readonly entries = new Map<string, VerifiedToken>();
+  private readonly entries: LeastRecentlyUsed<string, VerifiedToken>;
 
-  constructor(private readonly capacity = VerifiedTokenCache.MAX_ENTRIES) {}
+  constructor(capacity = VerifiedTokenCache.MAX_ENTRIES) {
+    this.entries = new LeastRecentlyUsed(capacity);
+  }
 
   get size(): number {
     return this.entries.size;
@@ -32,11 +35,9 @@ export class VerifiedTokenCache {
   get(token: string, now: number): VerifiedToken | undefined {
     const entry = this.entries.get(token);
     if (entry === undefined) return undefined;
+    if (entry.expiresAt > now) return entry;
     this.entries.delete(token);
-    if (entry.expiresAt <= now) return undefined;
-    // Maps iterate in insertion order: moved to the end, it is now the most recently used.
-    this.entries.set(token, entry);
-    return entry;
+    return undefined;
   }
 
   delete(token: string): void {
@@ -44,11 +45,6 @@ export class VerifiedTokenCache {
   }
 
   set(token: string, entry: VerifiedToken): void {
-    this.entries.delete(token);
-    if (this.entries.size >= this.capacity) {
-      const leastRecent = this.entries.keys().next().value;
-      if (leastRecent !== undefined) this.entries.delete(leastRecent);
-    }
     this.entries.set(token, entry);
   }
 }

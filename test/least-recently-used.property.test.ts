@@ -1,0 +1,88 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { LeastRecentlyUsed } from '../src/least-recently-used.js';
+
+type Op =
+  | { kind: 'get' | 'peek' | 'delete'; key: number }
+  | { kind: 'set'; key: number; value: number }
+  | { kind: 'clear' };
+
+const key = fc.integer({ min: 0, max: 12 });
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ kind: fc.constantFrom('get' as const, 'peek' as const, 'delete' as const), key }),
+  fc.record({ kind: fc.constant('set' as const), key, value: fc.integer() }),
+  fc.constant({ kind: 'clear' as const }),
+);
+
+/** The plain model: entries least recently used first. */
+function apply(model: [number, number][], capacity: number, o: Op): number | undefined {
+  const at = 'key' in o ? model.findIndex(([k]) => k === o.key) : -1;
+  switch (o.kind) {
+    case 'get': {
+      if (at === -1) return undefined;
+      const [entry] = model.splice(at, 1);
+      model.push(entry!);
+      return entry![1];
+    }
+    case 'peek':
+      return at === -1 ? undefined : model[at]![1];
+    case 'delete':
+      if (at !== -1) model.splice(at, 1);
+      return undefined;
+    case 'set':
+      if (at !== -1) model.splice(at, 1);
+      if (model.length >= capacity) model.shift();
+      model.push([o.key, o.value]);
+      return undefined;
+    case 'clear':
+      model.length = 0;
+      return undefined;
+  }
+}
+
+describe('LeastRecentlyUsed', () => {
+  it('matches a plain least-recently-used list for any sequence of calls', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(op, { maxLength: 300 }),
+        (capacity, ops) => {
+          const lru = new LeastRecentlyUsed<number, number>(capacity);
+          const model: [number, number][] = [];
+          for (const o of ops) {
+            const expected = apply(model, capacity, o);
+            const actual =
+              o.kind === 'get'
+                ? lru.get(o.key)
+                : o.kind === 'peek'
+                  ? lru.peek(o.key)
+                  : o.kind === 'delete'
+                    ? lru.delete(o.key)
+                    : o.kind === 'set'
+                      ? lru.set(o.key, o.value)
+                      : lru.clear();
+            expect(actual).toBe(expected);
+            expect([...lru]).toEqual(model);
+            expect(lru.size).toBe(model.length);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('still evicts exactly the least recently used keys after the map was rehashed many times', () => {
+    // 20,000 moves leave as many holes in V8's table, which it compacts as it goes: the live
+    // iterator that finds the oldest key must follow every compaction.
+    const lru = new LeastRecentlyUsed<number, number>(10_000);
+    for (let i = 0; i < 10_000; i++) lru.set(i, i);
+    for (let i = 0; i < 20_000; i++) lru.get(i % 10_000);
+    for (let i = 10_000; i < 30_000; i++) {
+      lru.set(i, i);
+      lru.get(i - 1);
+    }
+    expect(lru.size).toBe(10_000);
+    expect(lru.has(29_999)).toBe(true);
+    expect(lru.has(19_999)).toBe(false);
+  });
+});
