@@ -13,7 +13,10 @@ export class LeastRecentlyUsed<K, V> {
   private readonly entries = new Map<K, V>();
   private oldest: MapIterator<K> = this.entries.keys();
 
-  constructor(private readonly capacity: number) {}
+  constructor(private readonly capacity: number) {
+    if (!Number.isSafeInteger(capacity) || capacity < 1)
+      throw new RangeError(`capacity must be a positive integer, not ${capacity}`);
+  }
 
   get size(): number {
     return this.entries.size;

@@ -41,6 +41,11 @@ function apply(model: [number, number][], capacity: number, o: Op): number | und
 }
 
 describe('LeastRecentlyUsed', () => {
+  it('refuses a capacity that could not hold a key', () => {
+    for (const capacity of [0, -1, 1.5, Number.NaN])
+      expect(() => new LeastRecentlyUsed(capacity)).toThrow(RangeError);
+  });
+
   it('matches a plain least-recently-used list for any sequence of calls', () => {
     fc.assert(
       fc.property(

@@ -2,8 +2,8 @@
  * Times as API.md writes them: ISO 8601 in UTC with milliseconds (`2026-11-25T05:45:00.000Z`),
  * from the epoch milliseconds both databases store. The same string as `Date#toISOString`
  * (test/http/timestamps.property.test.ts compares them over Date's whole range), computed with
- * integer arithmetic for years 0–9999: V8's `toISOString` took ~520 ns a call on dates it had not
- * just seen, this ~140 ns, and one page of 50 messages or 20 profiles formats 40–100 of them.
+ * integer arithmetic for years 0–9999: V8's `toISOString` took ~520–670 ns a call on dates it had
+ * not just seen, this ~140–160 ns, and one page of 50 messages or 20 profiles formats 40–100 of them.
  */
 export function isoTimestamp(ms: number): string {
   if (!Number.isSafeInteger(ms) || ms < YEAR_0 || ms > END_OF_9999) {

@@ -22,7 +22,7 @@ type Json<
   : never;
 
 describe('generated types', () => {
-  it('a nullable field (Type.Union([X, Type.Null()])) is `X | null`, a required one is not', () => {
+  it('a nullable field (type [X, null], or a union of a $ref with null) is `X | null`, a required one is not', () => {
     expectTypeOf<User['name']>().toEqualTypeOf<string | null>();
     expectTypeOf<User['bio']>().toEqualTypeOf<string | null>();
     expectTypeOf<User['avatar_url']>().toEqualTypeOf<string | null>();
@@ -32,6 +32,10 @@ describe('generated types', () => {
     expectTypeOf<Page['next_cursor']>().toEqualTypeOf<string | null>();
     type Session = Json<'/api/sessions', 'get', 200>['sessions'][number];
     expectTypeOf<Session['user_agent']>().toEqualTypeOf<string | null>();
+    type Conversation = Json<'/api/chat/conversations', 'get', 200>['conversations'][number];
+    expectTypeOf<Conversation['last_message_at']>().toEqualTypeOf<string | null>();
+    expectTypeOf<Conversation['last_message']>().toExtend<object | null>();
+    expectTypeOf<null>().toExtend<Conversation['last_message']>();
 
     const user = {} as User;
     // @ts-expect-error: `name` may be null
