@@ -1,20 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { createHash } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
-import {
-  Kysely,
-  PostgresAdapter,
-  PostgresDialect,
-  sql,
-  type LogConfig,
-  type PostgresPool,
-  type PostgresPoolClient,
-} from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, sql, type LogConfig } from 'kysely';
 import type { DatabaseLocation } from '../config.js';
 import { PlannedOnceSqliteDialect } from './sqlite-dialect.js';
-import { isReusedText } from './reusable-query.js';
+import { kyselyPool } from './postgres-pool.js';
 import type { Database } from './tables.js';
 
 export type Db = Kysely<Database>;
@@ -100,44 +90,9 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Db> 
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: preparingReused(pool) }),
+    dialect: new PostgresDialect({ pool: kyselyPool(pool) }),
     ...(options.log !== undefined && { log: options.log }),
   });
-}
-
-/**
- * The pool as Kysely sees it, except that the reusable queries (reusable-query.ts) run as named
- * prepared statements: PostgreSQL parses and plans each once per connection instead of on every
- * run (planning was half of its work for a directory page, 0.1 ms of a session lookup). Every
- * other query stays unnamed. Behind PgBouncer this needs transaction mode with
- * `max_prepared_statements` set (PgBouncer 1.21 or newer).
- */
-function preparingReused(pool: Pool): PostgresPool {
-  const named = (client: PoolClient): PostgresPoolClient => {
-    // Kysely passes SQL text and values (or a cursor, which it never does here: no streaming).
-    const query = (text: string, values: unknown[]) =>
-      isReusedText(text)
-        ? client.query({ name: statementName(text), text, values })
-        : client.query(text, values);
-    // pg's and Kysely's declarations of query() differ in their overloads only.
-    return {
-      query: query as unknown as PostgresPoolClient['query'],
-      release: () => client.release(),
-    };
-  };
-  return { connect: async () => named(await pool.connect()), end: () => pool.end() };
-}
-
-/** The reused texts are a small, fixed set: each is named (hashed) once, not on every run. */
-const statementNames = new Map<string, string>();
-
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `k${createHash('sha256').update(text).digest('base64url').slice(0, 22)}`;
-    statementNames.set(text, name);
-  }
-  return name;
 }
 
 /**
