@@ -49,12 +49,13 @@ async function runQuery(client: PoolClient, text: string, values: unknown[]) {
  * it later is then kept alive by it through each scavenge until the next full collection, long
  * after the request is done (a scavenge takes every old-to-young pointer as a root, whether its
  * old object is alive or not). So every row got promoted: ~25 KB per chat history page, and the
- * memory saver answered with a full collection every ~100 ms (README, Chat). Emptying pg's array
- * leaves no old object pointing at the rows.
+ * memory saver answered with a full collection every ~100 ms (README, Chat). Emptying pg's arrays
+ * leaves no old object pointing at the rows or at their field descriptions.
  */
-function detachedRows({ command, rowCount, rows }: QueryResult): KyselyResult {
+function detachedRows({ command, rowCount, rows, fields }: QueryResult): KyselyResult {
   const own = rows.slice();
   rows.length = 0;
+  fields.length = 0; // made when the rows' description arrived: young too, in the same old object
   return { command, rowCount, rows: own };
 }
 

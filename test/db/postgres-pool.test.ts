@@ -12,10 +12,16 @@ function poolAnswering(result: QueryResult) {
 }
 
 describe('the PostgreSQL pool as Kysely sees it', () => {
-  it("hands the rows over in an array of their own and empties pg's, so no old array holds them", async () => {
+  it("hands the rows over in an array of their own and empties pg's arrays, so no old array holds them", async () => {
     const rows = [{ id: 'a' }, { id: 'b' }];
     const pgRows = [...rows];
-    const result = { command: 'SELECT', rowCount: 2, rows: pgRows } as unknown as QueryResult;
+    const fields = [{ name: 'id' }];
+    const result = {
+      command: 'SELECT',
+      rowCount: 2,
+      rows: pgRows,
+      fields,
+    } as unknown as QueryResult;
     const client = await kyselyPool(poolAnswering(result)).connect();
 
     const answer = (await client.query('select 1', [])) as unknown as QueryResult;
@@ -23,12 +29,18 @@ describe('the PostgreSQL pool as Kysely sees it', () => {
     expect(answer.rows).toEqual(rows);
     expect(answer.rows).not.toBe(pgRows);
     expect(pgRows).toHaveLength(0);
+    expect(fields).toHaveLength(0);
     expect(answer.command).toBe('SELECT');
     expect(answer.rowCount).toBe(2);
   });
 
   it('gives Kysely one wrapper per pooled client, so it keeps one connection object per client', async () => {
-    const result = { command: 'SELECT', rowCount: 0, rows: [] } as unknown as QueryResult;
+    const result = {
+      command: 'SELECT',
+      rowCount: 0,
+      rows: [],
+      fields: [],
+    } as unknown as QueryResult;
     const pool = kyselyPool(poolAnswering(result));
     expect(await pool.connect()).toBe(await pool.connect());
   });
