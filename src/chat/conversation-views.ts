@@ -1,9 +1,8 @@
 import type { UserCard } from '../accounts/user-cards.js';
-import type { ServiceContext } from '../context.js';
 import { isoTimestamp, isoTimestampOrNull } from '../http/timestamps.js';
 import type { ConversationListing } from './listings.store.js';
 import { peerOf } from './membership.js';
-import { policyFacts, sendRefusal, type PolicyFacts, type SendFacts } from './send-rules.js';
+import { listedPolicyFacts, sendRefusal, type SendFacts } from './send-rules.js';
 import { chatMessageView, type ChatMessage } from './views.js';
 
 /** The other member as the caller sees them; every field null once that account is deleted. */
@@ -30,21 +29,19 @@ const GONE: Peer = Object.freeze({ id: null, name: null, avatar_url: null, handl
 
 /**
  * The views of several conversations of one member (a page of the conversation list, or one
- * conversation), from their listings; only the DM policy of requests still pending is looked up.
+ * conversation), from their listings alone.
  */
-export async function conversationViews(
-  ctx: ServiceContext,
+export function conversationViews(
   userId: string,
   listings: readonly ConversationListing[],
-): Promise<ConversationView[]> {
-  const rows = listings.map((listing) => listing.conversation);
-  const policies = await policyFacts(ctx, userId, rows);
-  return listings.map(({ conversation: row, lastMessage, peer, unreadCount, block }) => {
+): ConversationView[] {
+  return listings.map((listing) => {
+    const { conversation: row, lastMessage, peer, unreadCount, block } = listing;
     const send: SendFacts = {
       // A deleted peer's id is gone from the row; the card is gone with the account.
       peerId: peer === undefined ? null : peerOf(row),
       block,
-      ...(policies.get(row.id) as PolicyFacts),
+      ...listedPolicyFacts(row, listing.peerDmPolicy, listing.followsPeer),
     };
     return {
       id: row.id,

@@ -14,7 +14,7 @@ export async function getConversation(
   const listing = await findListing(ctx.db, userId, conversation.id);
   // The membership was proved a moment ago; only a deletion since could take it away.
   if (listing === undefined) throw Errors.notFound();
-  const [view] = await conversationViews(ctx, userId, [listing]);
+  const [view] = conversationViews(userId, [listing]);
   if (view === undefined) throw new Error('a conversation view is missing');
   return view;
 }
@@ -46,5 +46,5 @@ export async function listConversations(
     value: conversation.activity_at,
     id: conversation.id,
   }));
-  return { conversations: await conversationViews(ctx, userId, shown), next };
+  return { conversations: conversationViews(userId, shown), next };
 }

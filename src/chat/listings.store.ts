@@ -3,7 +3,8 @@ import { userCardOf, type UserCard } from '../accounts/user-cards.js';
 import { blockExists } from '../blocks/blocks.store.js';
 import type { BlockRelation } from '../blocks/service.js';
 import { reusableShapedQuery } from '../db/reusable-query.js';
-import type { Database } from '../db/tables.js';
+import type { Database, DmPolicy } from '../db/tables.js';
+import { followExists } from '../influencer/follows.store.js';
 import type { ConversationRow, MemberConversationRow } from './conversations.store.js';
 import type { MessageRow } from './messages.store.js';
 import { unreadCountOf } from './unread.store.js';
@@ -13,8 +14,8 @@ type Executor = Kysely<Database>;
 /**
  * A conversation as a member lists it: the conversation and the member's read position, its last
  * message, the peer's card, the member's unread count and the blocks between the two, all read
- * by one statement (a list page took seven before: README, Benchmarks). Only the DM policy of
- * the few requests still pending is looked up apart (conversation-views.ts).
+ * by one statement (a list page took seven before: README, Benchmarks), with what DM policy needs
+ * where it binds (send-rules.ts): the peer's policy and whether the member follows them.
  */
 export interface ConversationListing {
   readonly conversation: MemberConversationRow;
@@ -23,6 +24,9 @@ export interface ConversationListing {
   readonly peer: UserCard | undefined;
   readonly unreadCount: number;
   readonly block: BlockRelation;
+  /** The peer's DM policy while they hold an influencer profile, else null. */
+  readonly peerDmPolicy: DmPolicy | null;
+  readonly followsPeer: boolean;
 }
 
 /** A query of conversation rows (`selectAll` of conversations, or a page of them). */
@@ -68,9 +72,11 @@ export function listingQuery(db: Executor, userId: string, source: ConversationS
       'pp.handle as peer_handle',
       'pp.display_name as peer_display_name',
       'pp.avatar_url as peer_profile_avatar_url',
+      'pp.dm_policy as peer_dm_policy',
       unreadCountOf(db).as('unread_count'),
       eb.exists(blockExists(db, eb.val(userId), eb.ref('pu.id'))).as('blocked_by_me'),
       eb.exists(blockExists(db, eb.ref('pu.id'), eb.val(userId))).as('blocked_by_them'),
+      eb.exists(followExists(db, eb.val(userId), eb.ref('pu.id'))).as('follows_peer'),
     ])
     .orderBy('c.activity_at', 'desc')
     .orderBy('c.id', 'desc');
@@ -81,6 +87,7 @@ type ListingRow = Awaited<ReturnType<ReturnType<typeof listingQuery>['execute']>
 /** A row of `listingQuery`, in the shapes the rest of the chat uses. */
 export function toListing(row: ListingRow): ConversationListing {
   const { member_id, last_read_seq, unread_count, blocked_by_me, blocked_by_them, ...rest } = row;
+  // SQLite answers EXISTS with 0 or 1, PostgreSQL with false or true.
   const conversation: MemberConversationRow = {
     id: rest.id,
     influencer_id: rest.influencer_id,
@@ -110,8 +117,9 @@ export function toListing(row: ListingRow): ConversationListing {
             profile_avatar_url: row.peer_profile_avatar_url,
           }),
     unreadCount: Number(unread_count),
-    // SQLite answers EXISTS with 0 or 1, PostgreSQL with false or true.
     block: { byMe: Boolean(blocked_by_me), byThem: Boolean(blocked_by_them) },
+    peerDmPolicy: row.peer_dm_policy,
+    followsPeer: Boolean(row.follows_peer),
   };
 }
 
@@ -148,9 +156,9 @@ export async function runListing(
   source: (db: Executor) => ConversationSource,
   sourceParameters: readonly unknown[],
 ): Promise<ConversationListing[]> {
-  // The statement binds the member's id twice in its select list (the blocks), then the
-  // source's values, then twice in its joins (the member row, the peer).
-  const parameters = [userId, userId, ...sourceParameters, userId, userId];
+  // The statement binds the member's id three times in its select list (the blocks, the follow),
+  // then the source's values, then twice in its joins (the member row, the peer).
+  const parameters = [userId, userId, userId, ...sourceParameters, userId, userId];
   return (await listings(db, shape, parameters, userId, source)).map(toListing);
 }
 

@@ -48,6 +48,16 @@ export interface PolicyFacts {
 
 const UNBOUND: PolicyFacts = Object.freeze({ policy: null, follows: false });
 
+/** The policy facts of a conversation listed with its peer's policy and the member's follow. */
+export function listedPolicyFacts(
+  row: MemberConversationRow,
+  peerDmPolicy: DmPolicy | null,
+  followsPeer: boolean,
+): PolicyFacts {
+  // Where the policy binds, the member is the starter, so the peer is the influencer.
+  return policyBinds(row) ? { policy: peerDmPolicy, follows: followsPeer } : UNBOUND;
+}
+
 /** The policy facts of several conversations of one member, by conversation id (two queries). */
 export async function policyFacts(
   ctx: ServiceContext,

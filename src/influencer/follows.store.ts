@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Expression, type Kysely } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
 import { keysetAfter } from '../db/keyset.js';
 import { reusableShapedQuery } from '../db/reusable-query.js';
@@ -137,6 +137,23 @@ export async function followersCount(db: Executor, influencerId: string): Promis
 }
 
 /** Which of `ids` the follower follows. */
+/** A row if `follower` follows `influencer`: for EXISTS inside another group's statement. */
+export function followExists(
+  db: Executor,
+  follower: Expression<string | null>,
+  influencer: Expression<string | null>,
+) {
+  return db
+    .selectFrom('follows')
+    .select(sql<number>`1`.as('follows'))
+    .where((eb) =>
+      eb.and([
+        eb(eb.ref('follower_id'), '=', follower),
+        eb(eb.ref('influencer_id'), '=', influencer),
+      ]),
+    );
+}
+
 export async function followedAmong(
   db: Executor,
   followerId: string,

@@ -181,10 +181,17 @@ describe.each(backends)('starting conversations ($name)', (backend) => {
     await follow(t, fan.account, influencer.userId);
     const id = conversationOf(await start(fan, influencer.userId)).id;
     await fan.sent(id, 'hi');
+    // The conversation and the list say so too: their can_send reads the follow with the listing.
+    const listed = async () =>
+      (await fan.get('/api/chat/conversations')).json().conversations[0] as ConversationBody;
+    expect(await fan.conversation(id)).toMatchObject({ can_send: true });
+    expect(await listed()).toMatchObject({ id, can_send: true });
     await t.call('DELETE', `/api/influencers/${influencer.userId}/follow`, {
       token: fan.account.accessToken,
     });
     expect(errorOf(await fan.send(id, 'still?'))).toEqual([403, 'not_following']);
+    expect(await fan.conversation(id)).toMatchObject({ can_send: false });
+    expect(await listed()).toMatchObject({ id, can_send: false });
   });
 
   it('a conversation without messages is listed only to its starter', async () => {
