@@ -38,7 +38,9 @@ async function runQuery(client: PoolClient, text: string, values: unknown[]) {
   const result = isReusedText(text)
     ? await client.query({ name: statementName(text), text, values })
     : await client.query(text, values);
-  return detachedRows(result);
+  // Several statements in one text without values give one result each (pg's simple protocol):
+  // handed on as they are, as pg's own pool would.
+  return Array.isArray(result) ? result : detachedRows(result);
 }
 
 /**

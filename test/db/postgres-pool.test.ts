@@ -34,6 +34,12 @@ describe('the PostgreSQL pool as Kysely sees it', () => {
     expect(answer.rowCount).toBe(2);
   });
 
+  it('hands on the results of a text of several statements as pg gives them', async () => {
+    const results = [{ command: 'SELECT', rowCount: 0, rows: [], fields: [] }];
+    const client = await kyselyPool(poolAnswering(results as unknown as QueryResult)).connect();
+    expect(await client.query('select 1; select 2', [])).toBe(results);
+  });
+
   it('gives Kysely one wrapper per pooled client, so it keeps one connection object per client', async () => {
     const result = {
       command: 'SELECT',
