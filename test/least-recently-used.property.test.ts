@@ -96,6 +96,24 @@ describe('LeastRecentlyUsed', () => {
     );
   });
 
+  it('evicts in order after its iterator was let go and made again', () => {
+    // An eviction makes the iterator; 2,000 reads without one let it go (after 1,024); the sets
+    // that follow make it again, between reads, deletes and a clear.
+    const ops: Op[] = [];
+    for (let k = 0; k <= 6; k++) ops.push({ kind: 'set', key: k, value: k });
+    for (let i = 0; i < 2_000; i++) ops.push({ kind: 'get', key: 1 + ((i * 7) % 6) });
+    for (let round = 0; round < 3; round++) {
+      for (let k = 7; k <= 12; k++) {
+        ops.push({ kind: 'set', key: k, value: round * 100 + k });
+        ops.push({ kind: 'get', key: (k * 5 + round) % 13 });
+        if (k % 4 === 0) ops.push({ kind: 'delete', key: (k + round) % 13 });
+      }
+      for (let i = 0; i < 1_100; i++) ops.push({ kind: 'get', key: i % 13 });
+      if (round === 1) ops.push({ kind: 'clear' });
+    }
+    matchesTheModel(6, ops);
+  });
+
   it('holds no trail of outgrown tables while it reads without evicting', () => {
     // A live Map iterator keeps every table the map outgrew or compacted since it last moved: an
     // idle one held 39 MiB after a million reads of ten keys (the verified-token cache's case).

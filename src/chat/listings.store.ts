@@ -87,7 +87,6 @@ type ListingRow = Awaited<ReturnType<ReturnType<typeof listingQuery>['execute']>
 /** A row of `listingQuery`, in the shapes the rest of the chat uses. */
 export function toListing(row: ListingRow): ConversationListing {
   const { member_id, last_read_seq, unread_count, blocked_by_me, blocked_by_them, ...rest } = row;
-  // SQLite answers EXISTS with 0 or 1, PostgreSQL with false or true.
   const conversation: MemberConversationRow = {
     id: rest.id,
     influencer_id: rest.influencer_id,
@@ -117,6 +116,7 @@ export function toListing(row: ListingRow): ConversationListing {
             profile_avatar_url: row.peer_profile_avatar_url,
           }),
     unreadCount: Number(unread_count),
+    // SQLite answers EXISTS with 0 or 1, PostgreSQL with false or true.
     block: { byMe: Boolean(blocked_by_me), byThem: Boolean(blocked_by_them) },
     peerDmPolicy: row.peer_dm_policy,
     followsPeer: Boolean(row.follows_peer),

@@ -18,7 +18,7 @@ export interface SendFacts {
    * first message; not once the profile is deleted), else null.
    */
   readonly policy: DmPolicy | null;
-  /** Whether the member follows the influencer (asked only when the policy is `followers`). */
+  /** Whether the member follows the influencer (what the `followers` policy asks). */
   readonly follows: boolean;
 }
 

@@ -52,13 +52,23 @@ async function runQuery(client: PoolClient, text: string, values: unknown[]) {
  * after the request is done (a scavenge takes every old-to-young pointer as a root, whether its
  * old object is alive or not). So every row got promoted: ~25 KB per chat history page, and the
  * memory saver answered with a full collection every ~100 ms (README, Chat). Emptying pg's arrays
- * leaves no old object pointing at the rows or at their field descriptions.
+ * (the field descriptions arrive with the rows: young too, held by the same result) leaves no old
+ * object pointing at them.
  */
 function detachedRows({ command, rowCount, rows, fields }: QueryResult): KyselyResult {
   const own = rows.slice();
-  rows.length = 0;
-  fields.length = 0; // made when the rows' description arrived: young too, in the same old object
+  empty(rows);
+  empty(fields);
   return { command, rowCount, rows: own };
+}
+
+/**
+ * Overwritten before it is cut: an array cut to length 0 drops its element store whole, and a
+ * store that was itself promoted would still point at the young values from the old generation.
+ */
+function empty(array: unknown[]): void {
+  array.fill(undefined);
+  array.length = 0;
 }
 
 /** The fields of a result that Kysely's PostgreSQL driver reads. */

@@ -136,7 +136,6 @@ export async function followersCount(db: Executor, influencerId: string): Promis
   return row?.followers_count ?? 0;
 }
 
-/** Which of `ids` the follower follows. */
 /** A row if `follower` follows `influencer`: for EXISTS inside another group's statement. */
 export function followExists(
   db: Executor,
@@ -154,6 +153,7 @@ export function followExists(
     );
 }
 
+/** Which of `ids` the follower follows. */
 export async function followedAmong(
   db: Executor,
   followerId: string,
