@@ -58,34 +58,19 @@ export function listedPolicyFacts(
   return policyBinds(row) ? { policy: peerDmPolicy, follows: followsPeer } : UNBOUND;
 }
 
-/** The policy facts of several conversations of one member, by conversation id (two queries). */
-export async function policyFacts(
-  ctx: ServiceContext,
-  userId: string,
-  rows: readonly MemberConversationRow[],
-): Promise<Map<string, PolicyFacts>> {
-  const bound = rows.filter(policyBinds).map((row) => row.influencer_id as string);
-  const [policies, follows] = await Promise.all([
-    dmPoliciesOf(ctx.db, bound),
-    followedAmong(ctx.db, userId, bound),
-  ]);
-  return new Map(
-    rows.map((row) => {
-      if (!policyBinds(row)) return [row.id, UNBOUND];
-      const influencerId = row.influencer_id as string;
-      return [
-        row.id,
-        { policy: policies.get(influencerId) ?? null, follows: follows.has(influencerId) },
-      ];
-    }),
-  );
-}
-
-/** The send facts of one conversation: its membership carries the blocks; policy only if it binds. */
+/**
+ * The send facts of one conversation: its membership carries the blocks; the influencer's policy
+ * and the member's follow are looked up (two queries) only where the policy binds.
+ */
 export async function sendFactsOf(ctx: ServiceContext, membership: Membership): Promise<SendFacts> {
   const { userId, conversation, block } = membership;
   const peerId = peerOf(conversation);
   if (!policyBinds(conversation)) return { peerId, block, ...UNBOUND };
-  const policy = (await policyFacts(ctx, userId, [conversation])).get(conversation.id);
-  return { peerId, block, ...(policy ?? UNBOUND) };
+  const influencerId = conversation.influencer_id as string;
+  const [policies, followed] = await Promise.all([
+    dmPoliciesOf(ctx.db, [influencerId]),
+    followedAmong(ctx.db, userId, [influencerId]),
+  ]);
+  const policy = policies.get(influencerId) ?? null;
+  return { peerId, block, policy, follows: followed.has(influencerId) };
 }

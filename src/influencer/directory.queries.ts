@@ -5,6 +5,7 @@ import { isPostgres } from '../db/dialect.js';
 import type { Database } from '../db/tables.js';
 import type { Keyset } from '../http/cursor.js';
 import { PROFILE_COLUMNS } from './profiles.store.js';
+import { followExists } from './follows.store.js';
 import { containsPattern, ftsPhrase } from './search-text.js';
 
 /**
@@ -79,7 +80,7 @@ export function viewerColumns(db: Executor, viewing: Viewing, profileId: Express
   const followsAny = sql<SqlBool>`exists (select 1 from follows va where va.follower_id = ${me})`;
   const blocksAny = sql<SqlBool>`(exists (select 1 from blocks ba where ba.blocker_id = ${me})
     or exists (select 1 from blocks bb where bb.blocked_id = ${me}))`;
-  const follows = sql<SqlBool>`exists (select 1 from follows v where v.follower_id = ${me} and v.influencer_id = ${profileId})`;
+  const follows = sql<SqlBool>`exists ${followExists(db, me, profileId)}`;
   const blocked = sql<SqlBool>`(exists ${blockExists(db, me, profileId)} or exists ${blockExists(db, profileId, me)})`;
   return [
     onlyIf(followsAny, follows).as('followed'),
