@@ -2,7 +2,7 @@ import type { UserCard } from '../accounts/user-cards.js';
 import { isoTimestamp, isoTimestampOrNull } from '../http/timestamps.js';
 import type { ConversationListing } from './listings.store.js';
 import { peerOf } from './membership.js';
-import { listedPolicyFacts, sendRefusal, type SendFacts } from './send-rules.js';
+import { listedPolicyFacts, maySend, type SendFacts } from './send-rules.js';
 import { chatMessageView, type ChatMessage } from './views.js';
 
 /** The other member as the caller sees them; every field null once that account is deleted. */
@@ -53,7 +53,7 @@ export function conversationViews(
       last_message: lastMessage === undefined ? null : chatMessageView(lastMessage, userId),
       unread_count: unreadCount,
       last_read_seq: row.last_read_seq,
-      can_send: sendRefusal(send) === undefined,
+      can_send: maySend(send),
       blocked_by_me: block.byMe,
       created_at: isoTimestamp(row.created_at),
       last_message_at: isoTimestampOrNull(row.last_message_at),
