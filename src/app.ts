@@ -18,6 +18,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { authenticate } from './http/authenticate.js';
 import { drainOnClose } from './http/draining.js';
 import { errorHandler } from './http/error-handler.js';
+import { responseSerializer } from './http/serializer.js';
 import { answerProtocolError, requireHostHeader } from './http/protocol-errors.js';
 import { logRequests } from './http/request-log.js';
 import { trackRoutes } from './http/route-table.js';
@@ -88,6 +89,7 @@ export async function buildApp(
     clientErrorHandler: answerProtocolError,
     http: { requireHostHeader: false },
     ajv: { customOptions: { coerceTypes: false, allErrors: true } },
+    schemaController: { compilersFactory: { buildSerializer: responseSerializer() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const databaseOutage = databaseOutageLog(app.log, clock);
