@@ -24,30 +24,46 @@ export function responseSerializer(): SerializerFactory {
   };
 }
 
-/** A copy of `schema` with each nullable reference to a shared object schema written out. */
-export function withNullableRefsInlined(schema: unknown, shared: Schemas): unknown {
-  if (Array.isArray(schema)) return schema.map((item) => withNullableRefsInlined(item, shared));
+/**
+ * A copy of `schema` with each nullable reference to a shared object schema written out. A schema
+ * that refers to itself through one (a tree) keeps that reference as it is, inside its own
+ * written-out copy: writing it out again would never end.
+ */
+export function withNullableRefsInlined(
+  schema: unknown,
+  shared: Schemas,
+  within: ReadonlySet<string> = new Set(),
+): unknown {
+  if (Array.isArray(schema))
+    return schema.map((item) => withNullableRefsInlined(item, shared, within));
   if (typeof schema !== 'object' || schema === null) return schema;
   const target = nullableRefTarget(schema as Schema, shared);
-  if (target !== undefined) {
+  if (target !== undefined && !within.has(target.id)) {
     // Without its $id: fast-json-stringify refuses a second schema of the same id.
-    const written = withNullableRefsInlined(without(target, '$id'), shared) as Schema;
+    const inner = new Set(within).add(target.id);
+    const written = withNullableRefsInlined(without(target.schema, '$id'), shared, inner) as Schema;
     return { ...written, ...without(schema as Schema, 'anyOf'), type: ['object', 'null'] };
   }
   return Object.fromEntries(
-    Object.entries(schema).map(([key, value]) => [key, withNullableRefsInlined(value, shared)]),
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      withNullableRefsInlined(value, shared, within),
+    ]),
   );
 }
 
 /** The shared object schema `schema` is a nullable reference to, if it is one. */
-function nullableRefTarget(schema: Schema, shared: Schemas): Schema | undefined {
+function nullableRefTarget(
+  schema: Schema,
+  shared: Schemas,
+): { id: string; schema: Schema } | undefined {
   const branches = schema.anyOf;
   if (!Array.isArray(branches) || branches.length !== 2) return undefined;
   const [ref, none] = branches as [Schema, Schema];
   if (typeof ref.$ref !== 'string' || Object.keys(ref).length !== 1) return undefined;
   if (none.type !== 'null' || Object.keys(none).length !== 1) return undefined;
   const target = shared[ref.$ref];
-  return target?.type === 'object' ? target : undefined;
+  return target?.type === 'object' ? { id: ref.$ref, schema: target } : undefined;
 }
 
 function without(schema: Schema, key: string): Schema {
