@@ -341,15 +341,16 @@ export const CHAT_BUILDERS = {
 };
 
 /**
- * The chat scenarios, in the order they run; `chatprofile`, GET /api/profile on as many
- * connections right before them, is what the send rate is compared to.
+ * The chat scenarios, in the order they run; `chatprofile` is GET /api/profile on as many
+ * connections, run once before them and again in slices between the send scenario's own slices:
+ * those slices are what the send rate is compared to (bench/suite.mjs).
  */
 export const CHAT_SCENARIOS = [
   {
     key: 'chatprofile',
     name: 'GET /api/profile (chat reference)',
     expect: { status: 200 },
-    note: 'measured right before the chat scenarios, on the seeded chat',
+    note: 'measured right before the chat scenarios, on the seeded chat; sends are judged against GET /api/profile measured again in slices between their own',
   },
   {
     key: 'send',

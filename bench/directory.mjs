@@ -256,14 +256,15 @@ export const DIRECTORY_BUILDERS = {
 };
 
 /**
- * The directory scenarios, in the order they run; `profile10`, GET /api/profile on as many
- * connections right before them, is what their throughput is compared to.
+ * The directory scenarios, in the order they run; `profile10` is GET /api/profile on as many
+ * connections, run once before them and again in slices between each one's own slices: those
+ * slices are what its throughput is compared to (bench/suite.mjs).
  */
 export const DIRECTORY_SCENARIOS = [
   {
     key: 'profile10',
     name: 'GET /api/profile (directory reference)',
-    note: 'measured right before the directory scenarios, on the seeded directory',
+    note: 'measured right before the directory scenarios, on the seeded directory; each scenario is judged against GET /api/profile measured again in slices between its own',
   },
   {
     key: 'substring',

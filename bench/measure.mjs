@@ -85,6 +85,50 @@ export async function measureScenario(service, scenario, context, durationSecond
 }
 
 /**
+ * GET /api/profile (the reference scenario `referenceKey`) in slices of `sliceSeconds`, to run
+ * between the slices of a scenario whose throughput is compared to it: both sides of the ratio
+ * then see the same machine. On this shared VM the host's speed moves by 10-25 % within a run, as
+ * much as the margins the ratio targets are judged by.
+ * @param {import('./server.mjs').Service} service
+ * @param {import('./scenarios.mjs').ScenarioContext} context
+ * @param {import('./scenarios.mjs').ScenarioSpec} reference
+ * @param {number} sliceSeconds
+ */
+export async function referenceSlices(service, context, reference, sliceSeconds) {
+  const built = await BUILDERS[reference.key](context, reference.connections);
+  /** @type {number[]} */
+  const latencies = [];
+  const parts = [];
+  return {
+    /** @type {() => Promise<void>} */
+    async between() {
+      const part = await runLoad({
+        url: service.url,
+        connections: reference.connections,
+        request: built.request,
+        expect: reference.expect,
+        durationSeconds: sliceSeconds,
+        latencies,
+      });
+      await settle(part);
+      parts.push(part);
+    },
+    /** The reference over all its slices, as the report shows it beside the scenario. */
+    result() {
+      const load = combineLoads(parts, latencies);
+      return {
+        key: reference.key,
+        connections: reference.connections,
+        requests_per_second: load.requests_per_second,
+        p99_ms: load.p99_ms,
+        unexpected: load.unexpected,
+        slices: parts.length,
+      };
+    },
+  };
+}
+
+/**
  * A login storm saturating hashing, with a modest profile load beside it: the profile latency
  * shows whether hashing stays off the event loop.
  * @param {import('./server.mjs').Service} service

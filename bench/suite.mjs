@@ -3,7 +3,7 @@ import { CHAT_KEYS, prepareChat } from './chat.mjs';
 import { DIRECTORY_KEYS, DIRECTORY_SIZE, prepareDirectory } from './directory.mjs';
 import { combineRawVerify, measureRawVerify, storedHash } from './hashing.mjs';
 import { runLoad } from './load.mjs';
-import { measureScenario, measureStorm, STORM_PROFILE } from './measure.mjs';
+import { measureScenario, measureStorm, referenceSlices, STORM_PROFILE } from './measure.mjs';
 import { BUILDERS, LOGIN_CONNECTIONS, SCENARIOS } from './scenarios.mjs';
 import { sleep } from './server.mjs';
 
@@ -79,8 +79,15 @@ export async function runSuite(service, context, { duration, selected }) {
         results.scenarios.push(await measure('chatprofile'));
       }
       const withRaw = key === 'login' && rawWithLogin;
-      results.scenarios.push(await measure(key, withRaw ? interleaveRaw : undefined));
-      if (withRaw) results.rawVerify = combineRawVerify(rawSlices);
+      const referenceKey = RATIO_REFERENCES[key];
+      if (withRaw) {
+        results.scenarios.push(await measure(key, interleaveRaw));
+        results.rawVerify = combineRawVerify(rawSlices);
+      } else if (referenceKey !== undefined) {
+        results.scenarios.push(await measureBesideReference(key, referenceKey));
+      } else {
+        results.scenarios.push(await measure(key));
+      }
     }
     await sleep(1000); // let the mail outbox and the garbage collector catch up
   }
@@ -88,16 +95,52 @@ export async function runSuite(service, context, { duration, selected }) {
 
   /** @param {string} key @param {import('./measure.mjs').Interleave} [interleave] */
   async function measure(key, interleave) {
-    const scenario = /** @type {import('./scenarios.mjs').ScenarioSpec} */ (
-      SCENARIOS.find((s) => s.key === key)
-    );
+    const scenario = specOf(key);
     console.log(
       `${scenario.name}, ${scenario.connections} connections, ${duration} s` +
         (interleave ? ` in ${loginSlices} slices, raw argon2id verify around them …` : ' …'),
     );
     return measureScenario(service, scenario, context, duration, interleave);
   }
+
+  /**
+   * A scenario with a throughput target against GET /api/profile, in slices with slices of the
+   * reference around them (half as long: the reference's rate varies less); the scenario's result
+   * carries that reference.
+   * @param {string} key @param {string} referenceKey
+   */
+  async function measureBesideReference(key, referenceKey) {
+    const scenario = specOf(key);
+    const slices = Math.max(1, Math.round(duration / 2));
+    const reference = await referenceSlices(
+      service,
+      context,
+      specOf(referenceKey),
+      duration / slices / 2,
+    );
+    console.log(
+      `${scenario.name}, ${scenario.connections} connections, ${duration} s in ${slices} ` +
+        `slices, ${referenceKey} around them …`,
+    );
+    const interleave = { slices, between: reference.between };
+    const result = await measureScenario(service, scenario, context, duration, interleave);
+    return { ...result, reference: reference.result() };
+  }
 }
+
+/**
+ * The scenarios whose throughput is judged against GET /api/profile, and the reference scenario
+ * each is measured beside (bench/targets.mjs).
+ * @type {Record<string, string>}
+ */
+const RATIO_REFERENCES = {
+  ...Object.fromEntries(DIRECTORY_KEYS.map((key) => [key, 'profile10'])),
+  send: 'chatprofile',
+};
+
+/** @param {string} key */
+const specOf = (key) =>
+  /** @type {import('./scenarios.mjs').ScenarioSpec} */ (SCENARIOS.find((s) => s.key === key));
 
 /**
  * Seeds the directory once, before the first directory scenario; the report keeps everything
