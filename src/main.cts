@@ -23,7 +23,7 @@ process.env.UV_THREADPOOL_SIZE ??= String(os.availableParallelism());
 
 // V8's memory saver: the heap grows in smaller steps and is collected sooner. Measured in the
 // bench's memory scenario, peak RSS 163-172 -> 152-157 MiB, for no throughput we could measure
-// (README, Benchmarks). Node 22's V8 does not have the flag.
+// (bench/README.md). Node 22's V8 does not have the flag.
 if (Number(process.versions.node.split('.')[0]) >= 24) v8.setFlagsFromString('--memory-saver-mode');
 
 // No compile cache (module.enableCompileCache()): Node keeps every cached module's code in memory

@@ -28,7 +28,7 @@ export interface ListedProfile {
 }
 
 // Each query compiled once per shape: for a page of 20, Kysely's builder cost as much as the
-// database's own work (README, Benchmarks).
+// database's own work (bench/README.md).
 const facetPages = reusableShapedQuery(facetPageQuery);
 const walkPages = reusableShapedQuery(walkPageQuery);
 const substringPages = reusableShapedQuery(substringPageQuery);

@@ -11,7 +11,7 @@ const LIBUV_DEFAULT_POOL = 4;
  * against 10.2-11.1 here), so a login's own work stays as small a share of it as before (with
  * t=5, ~7 ms a hash, login fell to 83-86 % of the raw hash rate). A hash's memory is held for its
  * whole life on every login: two in flight hold 14 MiB, not 38, which keeps the process under
- * 150 MiB (README, "Where the memory goes").
+ * 150 MiB (bench/README.md, "Where the memory goes").
  */
 export const ARGON2_PARAMETERS = {
   algorithm: 2, // Algorithm.Argon2id; the enum is `const`, which isolatedModules cannot import.
