@@ -32,6 +32,13 @@ export const MAX_KEYS = 10_000;
  * Per-process counters: the default, and the fallback while Redis is away. The map is kept in
  * order of use (a used key is moved to the end), and a new key beyond `maxKeys` drops the least
  * recently used one: a client being refused keeps its key alive by knocking.
+ *
+ * But not a counter that still holds more than one event while lighter ones follow it
+ * (`LeastRecentlyUsed`'s `weigh`): otherwise whoever can send requests from enough new addresses
+ * (an IPv6 /48 holds 65,536 of the /64s that per-IP limits count by) could push out an account's
+ * failed-login counter between two bursts of guesses, and guess on with a fresh one. A flood of
+ * new keys (one event each) now pushes out only keys of one event; to push out a counter of n
+ * events, the keys after it must each hold at least as many.
  */
 export class MemoryWindowStore implements SlidingWindowStore {
   private readonly events: LeastRecentlyUsed<string, Events>;
@@ -41,7 +48,7 @@ export class MemoryWindowStore implements SlidingWindowStore {
     private readonly clock: () => number = Date.now,
     maxKeys = MAX_KEYS,
   ) {
-    this.events = new LeastRecentlyUsed(maxKeys);
+    this.events = new LeastRecentlyUsed(maxKeys, (entry) => liveEvents(entry, this.clock()));
     // Forget keys whose events have all aged out, so memory follows live traffic only.
     this.sweeper = setInterval(() => this.sweep(this.clock()), SWEEP_INTERVAL_MS);
     this.sweeper.unref();
@@ -99,13 +106,7 @@ export class MemoryWindowStore implements SlidingWindowStore {
     // A one-slot array: `[]` would reserve 17 slots on the first push (130 bytes per key).
     if (entry === undefined) return this.events.set(key, { times: [now], retainMs });
     entry.retainMs = Math.max(entry.retainMs, retainMs);
-    let expired = 0;
-    while (
-      expired < entry.times.length &&
-      (entry.times[expired] as number) <= now - entry.retainMs
-    ) {
-      expired++;
-    }
+    const expired = expiredEvents(entry, now);
     if (expired > 0) entry.times.splice(0, expired);
     entry.times.push(now);
   }
@@ -116,3 +117,13 @@ export class MemoryWindowStore implements SlidingWindowStore {
     }
   }
 }
+
+/** How many of the entry's first events are past its retention (its times are ascending). */
+function expiredEvents({ times, retainMs }: Events, now: number): number {
+  let expired = 0;
+  while (expired < times.length && (times[expired] as number) <= now - retainMs) expired++;
+  return expired;
+}
+
+/** The events still inside the entry's retention: what dropping the entry would forget. */
+const liveEvents = (entry: Events, now: number) => entry.times.length - expiredEvents(entry, now);

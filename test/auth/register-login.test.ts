@@ -357,6 +357,25 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
     expect(after.statusCode).toBe(200);
   });
 
+  // The per-process store only (with Redis the counters live there, unbounded by this instance).
+  it.runIf(backend.name === 'sqlite')(
+    "keeps an account's failures counted while a flood of new addresses passes between guesses",
+    async () => {
+      const account = await t.register();
+      await failLogins(account.email, 9);
+      // More new addresses than the store keeps keys (10,000), each a key of one request.
+      for (let i = 0; i < 10_500; i++) {
+        const ip = `10.${200 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+        expect((await t.call('GET', '/api/influencers', { ip })).statusCode).toBe(200);
+      }
+      await failLogins(account.email, 1); // the 10th
+      const locked = await login(account.email, account.password);
+      expect(locked.statusCode).toBe(429);
+      expect(locked.json().error).toBe('too_many_attempts');
+    },
+    60_000,
+  );
+
   it('lifts the lockout after a successful password reset', async () => {
     const account = await t.register();
     await t.smtp.waitFor(account.email, 1); // the confirmation e-mail
