@@ -1,8 +1,7 @@
 /**
  * A bounded map kept in order of use: `get` and `set` make a key the most recently used, and a
- * `set` beyond `capacity` first drops the least recently used key (or, given `weigh`, a light one
- * among the oldest: EVICTION_SAMPLE). The per-process limit store, the verified-token cache and
- * the directory's memories are each one of these.
+ * `set` beyond `capacity` first drops the least recently used key. The per-process limit store,
+ * the verified-token cache and the directory's memories are each one of these.
  *
  * The least recently used key comes from a live iterator over the map's keys. A Map iterates in
  * insertion order, its iterator only ever moves forward, and every key behind it was evicted or
@@ -20,29 +19,13 @@
  */
 const IDLE_OPERATIONS = 1_024;
 
-/**
- * With a `weigh` function, an eviction looks at up to this many of the least recently used keys,
- * from the oldest on, until one weighs at most LIGHT, and drops the lightest (the oldest among
- * equals); the heavier ones it passed over become the most recently used. Without one, or while
- * the oldest key is light, the least recently used key goes, as without `weigh`.
- */
-export const EVICTION_SAMPLE = 8;
-export const LIGHT = 1;
-
 export class LeastRecentlyUsed<K, V> {
   private readonly entries = new Map<K, V>();
   private oldest: MapIterator<K> | undefined;
   /** Changes since the last eviction. */
   private idle = 0;
 
-  /**
-   * `weigh`: what losing a value would cost (the limit store: the events it still counts), for
-   * evictions that spare heavy values (EVICTION_SAMPLE).
-   */
-  constructor(
-    private readonly capacity: number,
-    private readonly weigh?: (value: V) => number,
-  ) {
+  constructor(private readonly capacity: number) {
     if (!Number.isSafeInteger(capacity) || capacity < 1)
       throw new RangeError(`capacity must be a positive integer, not ${capacity}`);
   }
@@ -96,35 +79,7 @@ export class LeastRecentlyUsed<K, V> {
     let next = this.oldest?.next();
     // An exhausted iterator stays exhausted, even once keys are added again.
     if (next === undefined || next.done === true) next = (this.oldest = this.entries.keys()).next();
-    if (next.done === true) return;
-    if (this.weigh === undefined) this.entries.delete(next.value);
-    else this.evictLightest(next.value, this.weigh);
-  }
-
-  /**
-   * Drops `oldest` if it is light, else the lightest of it and the keys after it, up to
-   * EVICTION_SAMPLE in all; the others looked at become the most recently used, so every key
-   * behind the live iterator is still one that was evicted or moved to the end.
-   */
-  private evictLightest(oldest: K, weigh: (value: V) => number): void {
-    const looked = [oldest];
-    let victim = 0;
-    let lightest = weigh(this.entries.get(oldest) as V);
-    while (lightest > LIGHT && looked.length < EVICTION_SAMPLE) {
-      const next = (this.oldest as MapIterator<K>).next();
-      if (next.done === true) break; // fewer keys than the sample: the next eviction starts anew
-      looked.push(next.value);
-      const weight = weigh(this.entries.get(next.value) as V);
-      if (weight < lightest) [victim, lightest] = [looked.length - 1, weight];
-    }
-    this.entries.delete(looked[victim] as K);
-    // The others, in the order they were looked at, become the most recently used.
-    for (const [index, key] of looked.entries()) {
-      if (index === victim) continue;
-      const value = this.entries.get(key) as V;
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
+    if (next.done !== true) this.entries.delete(next.value);
   }
 
   private changed(): void {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { EVICTION_SAMPLE, LeastRecentlyUsed, LIGHT } from '../src/least-recently-used.js';
+import { LeastRecentlyUsed } from '../src/least-recently-used.js';
 
 type Op =
   | { kind: 'get' | 'peek' | 'delete'; key: number }
@@ -16,31 +16,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.constant({ kind: 'clear' as const }),
 );
 
-/**
- * The eviction a `weigh` asks for, on the plain model: from the oldest on, up to EVICTION_SAMPLE
- * entries until one weighs at most LIGHT; the lightest goes (the oldest among equals) and the
- * others looked at move to the end, in the order they were looked at.
- */
-function evictFrom(model: [number, number][], weigh: ((value: number) => number) | undefined) {
-  if (weigh === undefined) return void model.shift();
-  let seen = 1;
-  let victim = 0;
-  while (weigh(model[victim]![1]) > LIGHT && seen < Math.min(EVICTION_SAMPLE, model.length)) {
-    if (weigh(model[seen]![1]) < weigh(model[victim]![1])) victim = seen;
-    seen += 1;
-  }
-  const looked = model.splice(0, seen);
-  looked.splice(victim, 1);
-  model.push(...looked);
-}
-
 /** The plain model: entries least recently used first. */
-function apply(
-  model: [number, number][],
-  capacity: number,
-  o: Op,
-  weigh?: (value: number) => number,
-): number | undefined {
+function apply(model: [number, number][], capacity: number, o: Op): number | undefined {
   const at = 'key' in o ? model.findIndex(([k]) => k === o.key) : -1;
   switch (o.kind) {
     case 'get': {
@@ -56,7 +33,7 @@ function apply(
       return undefined;
     case 'set':
       if (at !== -1) model.splice(at, 1);
-      if (model.length >= capacity) evictFrom(model, weigh);
+      if (model.length >= capacity) model.shift();
       model.push([o.key, o.value]);
       return undefined;
     case 'clear':
@@ -72,11 +49,11 @@ describe('LeastRecentlyUsed', () => {
   });
 
   /** Runs `ops` on a map and on the plain model, comparing them after every call. */
-  const matchesTheModel = (capacity: number, ops: Op[], weigh?: (value: number) => number) => {
-    const lru = new LeastRecentlyUsed<number, number>(capacity, weigh);
+  const matchesTheModel = (capacity: number, ops: Op[]) => {
+    const lru = new LeastRecentlyUsed<number, number>(capacity);
     const model: [number, number][] = [];
     for (const o of ops) {
-      const expected = apply(model, capacity, o, weigh);
+      const expected = apply(model, capacity, o);
       const actual =
         o.kind === 'get'
           ? lru.get(o.key)
@@ -98,34 +75,10 @@ describe('LeastRecentlyUsed', () => {
       fc.property(
         fc.integer({ min: 1, max: 6 }),
         fc.array(op, { maxLength: 300 }),
-        (capacity, ops) => matchesTheModel(capacity, ops),
+        matchesTheModel,
       ),
       { numRuns: 500 },
     );
-  });
-
-  it('with a weight, spares the heavy among the oldest as a plain list does, for any calls', () => {
-    // Values 0-3 weigh what they are: a few light, most heavy, so evictions walk and spare.
-    const weighed = fc.oneof(
-      op,
-      fc.record({ kind: fc.constant('set' as const), key, value: fc.integer({ min: 0, max: 3 }) }),
-    );
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 12 }),
-        fc.array(weighed, { maxLength: 300 }),
-        (capacity, ops) => matchesTheModel(capacity, ops, (value) => Math.abs(value) % 4),
-      ),
-      { numRuns: 500 },
-    );
-  });
-
-  it('with a weight, keeps a heavy key through a flood of light ones', () => {
-    const lru = new LeastRecentlyUsed<string, number>(100, (events) => events);
-    lru.set('heavy', 9);
-    for (let i = 0; i < 10_000; i++) lru.set(`light-${i}`, 1);
-    expect(lru.size).toBe(100);
-    expect(lru.peek('heavy')).toBe(9);
   });
 
   it('matches it too across long runs of reads, which let the iterator that finds the oldest go', () => {
@@ -137,7 +90,7 @@ describe('LeastRecentlyUsed', () => {
       fc.property(
         fc.integer({ min: 1, max: 6 }),
         fc.array(mostlyReads, { minLength: 2_000, maxLength: 4_000 }),
-        (capacity, ops) => matchesTheModel(capacity, ops),
+        matchesTheModel,
       ),
       { numRuns: 20 },
     );

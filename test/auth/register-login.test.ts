@@ -362,8 +362,12 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
     "keeps an account's failures counted while a flood of new addresses passes between guesses",
     async () => {
       const account = await t.register();
-      await failLogins(account.email, 9);
-      // More new addresses than the store keeps keys (10,000), each a key of one request.
+      const guesser = randomIp();
+      await failLogins(uniqueEmail('decoy'), 10, guesser); // the guesser's own keys outweigh it
+      await failLogins(account.email, 9, guesser);
+      // Decoy addresses failing as often, each from an address of its own.
+      for (let d = 0; d < 3; d++) await failLogins(uniqueEmail('decoy'), 9, randomIp());
+      // More new addresses than the store keeps keys of a kind (10,000), a request each.
       for (let i = 0; i < 10_500; i++) {
         const ip = `10.${200 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
         expect((await t.call('GET', '/api/influencers', { ip })).statusCode).toBe(200);
