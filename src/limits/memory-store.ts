@@ -23,8 +23,8 @@ const SWEEP_INTERVAL_MS = 60_000;
  * address (or try a new e-mail address) cannot grow the store without bound. Measured with
  * `node --expose-gc` (heap after GC, 50,000 keys as policies.ts builds them, one event each): 310
  * bytes per IPv6 /64 key, 200 per IPv4 key, 260 per account key. So 10,000 keys of random
- * addresses take about 3 MB, and the ten kinds policies.ts counts about 30 MB if every one of them
- * is flooded at once. A key holding a full per-IP budget (300 events) takes 3.3 KB, but filling
+ * addresses take about 3 MB, and the ten kinds policies.ts counts 22-30 MB if every one of them
+ * is flooded at once with such keys. A key holding a full per-IP budget (300 events) takes 3.3 KB, but filling
  * 10,000 of them takes 3 million requests a minute.
  */
 export const MAX_KEYS = 10_000;
