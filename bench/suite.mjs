@@ -106,7 +106,8 @@ export async function runSuite(service, context, { duration, selected }) {
   /**
    * A scenario with a throughput target against GET /api/profile, in slices with slices of the
    * reference around them (half as long: the reference's rate varies less); the scenario's result
-   * carries that reference.
+   * carries that reference. Its requests/s, latencies and CPU per request are its own slices'; its
+   * peak RSS and event-loop delay cover the reference slices too (one watch over the whole run).
    * @param {string} key @param {string} referenceKey
    */
   async function measureBesideReference(key, referenceKey) {

@@ -14,8 +14,8 @@ type Executor = Kysely<Database>;
 /**
  * A conversation as a member lists it: the conversation and the member's read position, its last
  * message, the peer's card, the member's unread count and the blocks between the two, all read
- * by one statement (a list page took seven before: bench/README.md, Chat), with what DM policy needs
- * where it binds (send-rules.ts): the peer's policy and whether the member follows them.
+ * by one statement (a list page took seven before: bench/README.md, Chat), with what DM policy
+ * needs where it binds (send-rules.ts): the peer's policy and whether the member follows them.
  */
 export interface ConversationListing {
   readonly conversation: MemberConversationRow;

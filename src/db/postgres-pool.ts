@@ -51,9 +51,9 @@ async function runQuery(client: PoolClient, text: string, values: unknown[]) {
  * it later is then kept alive by it through each scavenge until the next full collection, long
  * after the request is done (a scavenge takes every old-to-young pointer as a root, whether its
  * old object is alive or not). So every row got promoted: ~25 KB per chat history page, and the
- * memory saver answered with a full collection every ~100 ms (bench/README.md, Chat). Emptying pg's arrays
- * (the field descriptions arrive with the rows: young too, held by the same result) leaves no old
- * object pointing at them.
+ * memory saver answered with a full collection every ~100 ms (bench/README.md, Chat). Emptying
+ * pg's arrays (the field descriptions arrive with the rows: young too, held by the same result)
+ * leaves no old object pointing at them.
  */
 function detachedRows({ command, rowCount, rows, fields }: QueryResult): KyselyResult {
   const own = rows.slice();

@@ -24,8 +24,8 @@ const SWEEP_INTERVAL_MS = 60_000;
  * `node --expose-gc` (heap after GC, 50,000 keys as policies.ts builds them, one event each): 310
  * bytes per IPv6 /64 key, 200 per IPv4 key, 260 per account key. So 10,000 keys of random
  * addresses take about 3 MB, and the ten kinds policies.ts counts 22-30 MB if every one of them
- * is flooded at once with such keys. A key holding a full per-IP budget (300 events) takes 3.3 KB, but filling
- * 10,000 of them takes 3 million requests a minute.
+ * is flooded at once with such keys. A key holding a full per-IP budget (300 events) takes 3.3
+ * KB, but filling 10,000 of them takes 3 million requests a minute.
  */
 export const MAX_KEYS = 10_000;
 
@@ -76,7 +76,7 @@ export class MemoryWindowStore implements SlidingWindowStore {
   }
 
   async release(key: string, event: string): Promise<void> {
-    const times = this.kindOf(key).peek(key)?.times;
+    const times = this.heldKindOf(key)?.peek(key)?.times;
     const index = times?.lastIndexOf(Number(event)) ?? -1;
     if (times !== undefined && index !== -1) times.splice(index, 1);
   }
@@ -86,7 +86,7 @@ export class MemoryWindowStore implements SlidingWindowStore {
   }
 
   async clear(key: string): Promise<void> {
-    this.kindOf(key).delete(key);
+    this.heldKindOf(key)?.delete(key);
   }
 
   async close(): Promise<void> {
@@ -102,16 +102,20 @@ export class MemoryWindowStore implements SlidingWindowStore {
   }
 
   has(key: string): boolean {
-    return this.kindOf(key).has(key);
+    return this.heldKindOf(key)?.has(key) ?? false;
   }
 
-  /** The map of the key's kind: the text before its first `:` (all of a key without one). */
+  /** The map of the key's kind, made on its first key. */
   private kindOf(key: string): LeastRecentlyUsed<string, Events> {
-    const colon = key.indexOf(':');
-    const kind = colon === -1 ? '' : key.slice(0, colon);
+    const kind = kindName(key);
     let keys = this.kinds.get(kind);
     if (keys === undefined) this.kinds.set(kind, (keys = new LeastRecentlyUsed(this.maxKeys)));
     return keys;
+  }
+
+  /** The map of the key's kind if it has one: reading, releasing or clearing makes none. */
+  private heldKindOf(key: string): LeastRecentlyUsed<string, Events> | undefined {
+    return this.kinds.get(kindName(key));
   }
 
   /** Appends in place (times stay sorted) and drops what is past retention: no garbage per call. */
@@ -137,4 +141,10 @@ export class MemoryWindowStore implements SlidingWindowStore {
       }
     }
   }
+}
+
+/** A key's kind: the text before its first `:` (none: the empty kind, shared by such keys). */
+function kindName(key: string): string {
+  const colon = key.indexOf(':');
+  return colon === -1 ? '' : key.slice(0, colon);
 }
