@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import { deleteUser } from './users.store.js';
+import { deleteUser, lockAccount } from './users.store.js';
 import { inTransaction } from '../db/transaction.js';
 
 /**
@@ -21,6 +21,7 @@ export async function deleteAccountRecords(
   const afterCommit: AfterCommit[] = [];
   await inTransaction(db, async (trx) => {
     afterCommit.length = 0; // a second attempt starts over
+    await lockAccount(trx, userId);
     for (const hook of hooks) {
       const then = await hook(trx, userId);
       if (then !== undefined) afterCommit.push(then);

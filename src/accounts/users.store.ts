@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import { isPostgres } from '../db/dialect.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import type { Database, UsersTable } from '../db/tables.js';
 
@@ -70,6 +71,19 @@ export async function updateProfileFields(
     .set({ name: changes.name, bio: changes.bio, avatar_url: changes.avatar_url, updated_at: now })
     .where('id', '=', userId)
     .execute();
+}
+
+/**
+ * PostgreSQL: holds the account row until the transaction ends. Every write that names the account
+ * (a message it sends, a follow, a block) takes a key-share lock on this row through its foreign
+ * key, so such a write either commits before a deletion starts reading the account's data, or waits
+ * and then fails for want of the account: none can slip in between and escape the deletion's
+ * hooks (a message kept with its text, a follow counted that the cascade then removes). SQLite
+ * runs one write transaction at a time.
+ */
+export async function lockAccount(db: Executor, userId: string): Promise<void> {
+  if (!isPostgres(db)) return;
+  await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
 }
 
 export async function deleteUser(db: Executor, userId: string): Promise<void> {

@@ -29,10 +29,12 @@ export async function login(
     return (await ctx.hasher.verify(found.password_hash, candidate)) ? found : undefined;
   });
   if (user === undefined) throw Errors.invalidCredentials();
+  let verified = user;
   if (ctx.hasher.needsRehash(user.password_hash)) {
     const upgraded = await ctx.hasher.hash(candidate);
-    await replacePasswordHash(ctx.db, user.id, user.password_hash, upgraded, ctx.clock());
+    if (await replacePasswordHash(ctx.db, user.id, user.password_hash, upgraded, ctx.clock()))
+      verified = { ...user, password_hash: upgraded };
   }
-  const tokens = await startSession(ctx, user.id, client);
+  const tokens = await startSession(ctx, verified, client);
   return { user: publicUser(user), ...tokens };
 }

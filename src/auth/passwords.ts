@@ -17,6 +17,9 @@ import {
 } from '../accounts/users.store.js';
 import { inTransaction } from '../db/transaction.js';
 
+/** How many times a password change writes, when the hash it checked changed before the write. */
+const HASH_CHANGE_RETRIES = 2;
+
 /**
  * Verifies the caller's current password, counting wrong ones: after 5 within 15 minutes every
  * attempt is refused, the right password included, until the window passes.
@@ -45,20 +48,29 @@ export async function changePassword(
   current: string,
   next: string,
 ): Promise<void> {
-  const user = await verifyCurrentPassword(ctx, caller.userId, current);
+  let user = await verifyCurrentPassword(ctx, caller.userId, current);
   const problems = ctx.policy.problems(next, user.email, 'new_password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
   if (normalizePassword(next) === normalizePassword(current)) throw Errors.samePassword();
 
   const newHash = await ctx.hasher.hash(normalizePassword(next));
   const now = ctx.clock();
-  await inTransaction(ctx.db, async (trx) => {
-    // Lost a race with a concurrent change: the password we verified is no longer the current one.
-    if (!(await replacePasswordHash(trx, user.id, user.password_hash, newHash, now)))
-      throw Errors.incorrectPassword();
-    await deleteSessionsOfUser(trx, user.id, caller.sessionId);
-    await ctx.outbox.enqueue(trx, passwordChangedMessage(user.email, ctx.config.publicUrl), now);
-  });
+  for (let attempt = 1; ; attempt += 1) {
+    const checked = user;
+    const replaced = await inTransaction(ctx.db, async (trx) => {
+      if (!(await replacePasswordHash(trx, checked.id, checked.password_hash, newHash, now)))
+        return false; // nothing written
+      await deleteSessionsOfUser(trx, checked.id, caller.sessionId);
+      const message = passwordChangedMessage(checked.email, ctx.config.publicUrl);
+      await ctx.outbox.enqueue(trx, message, now);
+      return true;
+    });
+    if (replaced) break;
+    // The hash changed since it was checked: a login upgraded it (the same password, new
+    // parameters), or a concurrent change replaced it, which the check now refuses.
+    if (attempt >= HASH_CHANGE_RETRIES) throw Errors.incorrectPassword();
+    user = await verifyCurrentPassword(ctx, caller.userId, current);
+  }
   publishSessionsEnded(ctx.events, user.id, { all: true, except: caller.sessionId });
   await ctx.limits.clearWrongPasswords(user.id);
 }
@@ -83,21 +95,30 @@ export async function resetPassword(
   const email = parseEmailAddress(rawEmail);
   const problems = ctx.policy.problems(next, email, 'new_password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
-  const user = await findUserByEmail(ctx.db, email);
+  let user = await findUserByEmail(ctx.db, email);
   // Every address takes a try (a decoy one if it has no code) before any answer.
   const checked = await checkCode(ctx, email, user?.id, 'reset_password', code);
   if (user === undefined) throw Errors.invalidCode();
 
   const newHash = await ctx.hasher.hash(normalizePassword(next));
   const now = ctx.clock();
-  await inTransaction(ctx.db, async (trx) => {
-    await consumeCheckedCode(trx, checked);
-    if (!(await replacePasswordHash(trx, user.id, user.password_hash, newHash, now)))
-      throw Errors.invalidCode();
-    await markEmailConfirmed(trx, user.id, now);
-    await deleteSessionsOfUser(trx, user.id);
-    await ctx.outbox.enqueue(trx, passwordResetMessage(user.email, ctx.config.publicUrl), now);
-  });
+  for (let attempt = 1; ; attempt += 1) {
+    const account = user;
+    const replaced = await inTransaction(ctx.db, async (trx) => {
+      if (!(await replacePasswordHash(trx, account.id, account.password_hash, newHash, now)))
+        return false; // nothing written
+      await consumeCheckedCode(trx, checked);
+      await markEmailConfirmed(trx, account.id, now);
+      await deleteSessionsOfUser(trx, account.id);
+      await ctx.outbox.enqueue(trx, passwordResetMessage(account.email, ctx.config.publicUrl), now);
+      return true;
+    });
+    if (replaced) break;
+    // The hash changed since it was read (a login upgraded it, or another change): the code
+    // still proves the address, so the new password replaces whatever hash is there now.
+    user = attempt < HASH_CHANGE_RETRIES ? await findUserByEmail(ctx.db, email) : undefined;
+    if (user === undefined) throw Errors.invalidCode();
+  }
   publishSessionsEnded(ctx.events, user.id, { all: true });
   await ctx.limits.clearWrongPasswords(user.id);
   await ctx.limits.liftLoginLockout(email);

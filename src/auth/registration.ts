@@ -45,6 +45,9 @@ export async function register(
     created_at: now,
     updated_at: now,
   };
+  // Before the account exists: a code request for the address that comes in as soon as it does
+  // must find the window started, or it would mail a second code that voids this one.
+  await ctx.limits.recordCodeSend(email, 'confirm_email');
   try {
     await inTransaction(ctx.db, async (trx) => {
       await insertUser(trx, user);
@@ -56,7 +59,6 @@ export async function register(
     if (await findUserByEmail(ctx.db, email)) throw Errors.emailTaken();
     throw error;
   }
-  await ctx.limits.recordCodeSend(email, 'confirm_email');
-  const tokens = await startSession(ctx, user.id, client);
+  const tokens = await startSession(ctx, user, client);
   return { user: publicUser(user), ...tokens };
 }

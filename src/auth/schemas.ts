@@ -146,6 +146,6 @@ export const revokeSessionSchema = {
   tags,
   operationId: 'revokeSession',
   summary: 'Revoke one of the caller’s sessions',
-  params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+  params: Type.Object({ id: Type.String({ description: 'The session id.' }) }),
   response: withErrors({ 200: MessageBody('Session revoked') }),
 };

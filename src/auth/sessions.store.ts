@@ -1,15 +1,19 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { isPostgres } from '../db/dialect.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import type { Database, SessionsTable } from '../db/tables.js';
 
 export type SessionRow = Selectable<SessionsTable>;
 type Executor = Kysely<Database>;
 
-const insertRow = reusableQuery(
+/** A bound value as the column's type: PostgreSQL types a bare parameter in a select list as text. */
+const typed = (value: unknown, type: 'text' | 'integer' | 'bigint') =>
+  sql`cast(${value} as ${sql.raw(type)})`;
+
+const insertRowWhileHashIs = reusableQuery(
   (
     db: Executor,
     id: string,
-    userId: string,
     refreshSeed: string,
     refreshGeneration: number,
     recentRotations: string | null,
@@ -18,27 +22,62 @@ const insertRow = reusableQuery(
     createdAt: number,
     lastUsedAt: number,
     expiresAt: number,
+    userId: string,
+    passwordHash: string,
   ) =>
-    db.insertInto('sessions').values({
-      id,
-      user_id: userId,
-      refresh_seed: refreshSeed,
-      refresh_generation: refreshGeneration,
-      recent_rotations: recentRotations,
-      user_agent: userAgent,
-      ip,
-      created_at: createdAt,
-      last_used_at: lastUsedAt,
-      expires_at: expiresAt,
-    }),
+    db
+      .insertInto('sessions')
+      .columns([
+        'id',
+        'refresh_seed',
+        'refresh_generation',
+        'recent_rotations',
+        'user_agent',
+        'ip',
+        'created_at',
+        'last_used_at',
+        'expires_at',
+        'user_id',
+      ])
+      .expression(
+        db
+          .selectFrom('users')
+          .select([
+            typed(id, 'text').as('id'),
+            typed(refreshSeed, 'text').as('refresh_seed'),
+            typed(refreshGeneration, 'integer').as('refresh_generation'),
+            typed(recentRotations, 'text').as('recent_rotations'),
+            typed(userAgent, 'text').as('user_agent'),
+            typed(ip, 'text').as('ip'),
+            typed(createdAt, 'bigint').as('created_at'),
+            typed(lastUsedAt, 'bigint').as('last_used_at'),
+            typed(expiresAt, 'bigint').as('expires_at'),
+            'users.id as user_id',
+          ])
+          .where('users.id', '=', userId)
+          .where('users.password_hash', '=', passwordHash)
+          // A password change or reset that has updated the row waits to commit, then this finds
+          // the new hash and inserts nothing; one that comes later waits for this session, then
+          // deletes it with the others. SQLite runs one write at a time.
+          .$if(isPostgres(db), (q) => q.forShare()),
+      )
+      .returning('id'),
 );
 
-/** Every login's write: one compiled INSERT (a prepared statement on PostgreSQL). */
-export async function insertSession(db: Executor, session: SessionRow): Promise<void> {
-  await insertRow(
+/**
+ * Inserts the session only while its account still has `passwordHash`, the hash its password was
+ * checked against: a login that checked the old password while the password was changed (or the
+ * account deleted) gets no session, instead of one the change did not see to revoke. One
+ * statement. Answers whether the session was inserted.
+ */
+export async function insertSessionWhileHashIs(
+  db: Executor,
+  session: SessionRow,
+  passwordHash: string,
+): Promise<boolean> {
+  const inserted = await insertRowWhileHashIs(
     db,
     session.id,
-    session.user_id,
     session.refresh_seed,
     session.refresh_generation,
     session.recent_rotations,
@@ -47,7 +86,10 @@ export async function insertSession(db: Executor, session: SessionRow): Promise<
     session.created_at,
     session.last_used_at,
     session.expires_at,
+    session.user_id,
+    passwordHash,
   );
+  return inserted.length === 1;
 }
 
 const selectLiveSession = reusableQuery((db: Executor, sessionId: string, now: number) =>

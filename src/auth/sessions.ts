@@ -9,7 +9,7 @@ import {
   deleteSession,
   deleteSessionsOfUser,
   findLiveSession,
-  insertSession,
+  insertSessionWhileHashIs,
   listLiveSessions,
   type SessionRow,
 } from './sessions.store.js';
@@ -31,9 +31,14 @@ export interface ClientInfo {
 const USER_AGENT_MAX_LENGTH = 512;
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/**
+ * Signs the account in on a new session, if its password hash is still `passwordHash` (the one the
+ * caller checked, or just stored): otherwise the password changed, or the account went, meanwhile,
+ * and this answers 401 invalid_credentials.
+ */
 export async function startSession(
   ctx: ServiceContext,
-  userId: string,
+  { id: userId, password_hash: passwordHash }: { id: string; password_hash: string },
   client: ClientInfo,
 ): Promise<TokenResponse> {
   const now = ctx.clock();
@@ -49,7 +54,8 @@ export async function startSession(
     last_used_at: now,
     expires_at: now + REFRESH_TOKEN_TTL_MS,
   };
-  await insertSession(ctx.db, session);
+  if (!(await insertSessionWhileHashIs(ctx.db, session, passwordHash)))
+    throw Errors.invalidCredentials();
   return tokensFor(ctx, session);
 }
 

@@ -2,6 +2,7 @@ import type { Caller } from '../accounts/caller.js';
 import { findUserById } from '../accounts/users.store.js';
 import type { ServiceContext } from '../context.js';
 import type { Db } from '../db/database.js';
+import { isForeignKeyViolation } from '../db/dialect.js';
 import { isRowId } from '../db/ids.js';
 import { Errors } from '../errors.js';
 import { splitPage, type Page } from '../http/cursor.js';
@@ -54,10 +55,16 @@ async function requireAccount(db: Db, userId: string): Promise<void> {
 export async function blockUser(ctx: ServiceContext, caller: Caller, userId: string) {
   if (userId === caller.userId) throw Errors.cannotBlockSelf();
   await requireAccount(ctx.db, userId);
-  await inTransaction(ctx.db, async (trx) => {
-    await insertBlock(trx, caller.userId, userId, ctx.clock());
-    for (const hook of ctx.blockHooks) await hook(trx, caller.userId, userId);
-  });
+  try {
+    await inTransaction(ctx.db, async (trx) => {
+      await insertBlock(trx, caller.userId, userId, ctx.clock());
+      for (const hook of ctx.blockHooks) await hook(trx, caller.userId, userId);
+    });
+  } catch (error) {
+    // Either account was deleted since it was looked up.
+    if (isForeignKeyViolation(error)) throw Errors.notFound();
+    throw error;
+  }
 }
 
 /** Lifts the caller's block of `userId`, if any; follows removed by the block stay removed. */

@@ -9,7 +9,8 @@ import { findMessageByClientKey, type MessageRow } from './messages.store.js';
 import { storeSentMessage, type UnnumberedMessage } from './send.store.js';
 import { sendFactsOf, sendRefusal } from './send-rules.js';
 import { chatMessageView, type ChatMessage } from './views.js';
-import { inTransaction } from '../db/transaction.js';
+import { isForeignKeyViolation } from '../db/dialect.js';
+import { inTransaction, retryingConflicts } from '../db/transaction.js';
 
 export interface SendInput {
   readonly client_message_id: string;
@@ -71,11 +72,17 @@ export async function sendMessage(
       conversation.id,
       // The first send of its key was counted as it began; a likely duplicate counts only once
       // the unique index has let it through.
-      () => (begun.first ? storeSentMessage(ctx.db, message) : storeIfNew(ctx, message)),
+      () =>
+        begun.first
+          ? // One statement on PostgreSQL, which a deadlock with an account deletion can roll back.
+            retryingConflicts(() => storeSentMessage(ctx.db, message))
+          : storeIfNew(ctx, message),
       (row) => publishMessageEvent(ctx, 'message.created', conversation, row),
     );
   } catch (error) {
     await begun.release();
+    // The sender's account was deleted while this send waited for it (see lockAccount).
+    if (isForeignKeyViolation(error)) throw Errors.notFound();
     // A limit, or the unique index: the key was used before (or just now, by a concurrent
     // send), and this is its replay or a reuse of the key; the failed write took its seq and
     // version back.

@@ -14,23 +14,35 @@ export function isTransientConflict(error: unknown): boolean {
 }
 
 /**
- * Runs `work` in a transaction, and again (up to three times in all, after a few random
- * milliseconds) when PostgreSQL rolled it back for crossing another one. `work` must only touch
- * the database, or undo what else it did in `afterRollback`, which runs after every attempt that
- * did not commit. Events go out after this returns.
+ * Runs `attempt`, and again (up to three times in all, after a few random milliseconds) when
+ * PostgreSQL rolled it back for crossing another transaction. `afterFailure` runs after every
+ * attempt that failed, to undo what else it did.
  */
-export async function inTransaction<T>(
+export async function retryingConflicts<T>(
+  attempt: () => Promise<T>,
+  afterFailure?: () => Promise<void>,
+): Promise<T> {
+  for (let attempts = 1; ; attempts += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      await afterFailure?.();
+      if (attempts >= ATTEMPTS || !isTransientConflict(error)) throw error;
+      await sleep(Math.random() * 10 * attempts);
+    }
+  }
+}
+
+/**
+ * Runs `work` in a transaction, again when PostgreSQL rolled it back for crossing another one
+ * (`retryingConflicts`). `work` must only touch the database, or undo what else it did in
+ * `afterRollback`, which runs after every attempt that did not commit. Events go out after this
+ * returns.
+ */
+export function inTransaction<T>(
   db: Db,
   work: (trx: Db) => Promise<T>,
   afterRollback?: () => Promise<void>,
 ): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await db.transaction().execute(work);
-    } catch (error) {
-      await afterRollback?.();
-      if (attempt >= ATTEMPTS || !isTransientConflict(error)) throw error;
-      await sleep(Math.random() * 10 * attempt);
-    }
-  }
+  return retryingConflicts(() => db.transaction().execute(work), afterRollback);
 }

@@ -13,6 +13,22 @@ interface WireMessage {
   readonly e: BusEvent;
 }
 
+/** One PUBLISH of a pipeline: an event for one user's channel. */
+interface Send {
+  readonly userId: string;
+  readonly message: WireMessage;
+  readonly text: string;
+}
+
+/**
+ * Refused before it was written (the connection is down: no offline queue), or answered with an
+ * error by Redis: either way nobody received it.
+ */
+function neverReachedRedis(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return error.name === 'ReplyError' || error.message.startsWith("Stream isn't writeable");
+}
+
 /**
  * Several instances: an event goes out on a Redis channel per user, and each instance subscribes
  * (on a dedicated connection) to the channels of the users whose sockets it holds, so no sticky
@@ -75,25 +91,44 @@ export class RedisEventBus implements EventBus {
   }
 
   private sendUnsent(): void {
-    const batch = this.unsent.splice(0);
+    const sends = this.unsent
+      .splice(0)
+      .flatMap(({ userIds, message, text }) =>
+        userIds.map((userId) => ({ userId, message, text })),
+      );
     const pipeline = this.publisher.pipeline();
-    for (const { userIds, text } of batch) {
-      for (const userId of userIds) pipeline.publish(channelOf(userId), text);
+    for (const { userId, text } of sends) pipeline.publish(channelOf(userId), text);
+    pipeline.exec().then(
+      (results) => this.settle(sends, (_, i) => results?.[i]?.[0] ?? null),
+      (error: unknown) => this.settle(sends, () => error),
+    );
+  }
+
+  /**
+   * A publish that certainly did not reach Redis goes to this instance's own sockets instead. One
+   * that may have reached it (a timeout, a connection lost after the write) is left: Redis may
+   * still publish it, and API.md allows an event to be lost, never to arrive twice.
+   */
+  private settle(sends: readonly Send[], errorOf: (send: Send, index: number) => unknown): void {
+    const errors = sends.map(errorOf);
+    const failure = errors.find((error) => error !== null);
+    if (failure === undefined) {
+      if (this.publishFailing) {
+        this.publishFailing = false;
+        this.log.info('Redis takes events again: they reach every instance');
+      }
+      return;
     }
-    const publishLocally = (error: unknown) => {
-      for (const { userIds, message } of batch) this.publishLocally(userIds, message, error);
-    };
-    pipeline
-      .exec()
-      .then((results) => {
-        const failed = results?.find(([error]) => error !== null);
-        if (failed) throw failed[0];
-        if (this.publishFailing) {
-          this.publishFailing = false;
-          this.log.info('Redis takes events again: they reach every instance');
-        }
-      }, publishLocally)
-      .catch(publishLocally);
+    if (!this.publishFailing) {
+      this.publishFailing = true;
+      this.log.warn(
+        { err: failure },
+        "Redis cannot take events: they reach this instance's sockets only",
+      );
+    }
+    sends.forEach(({ userId, message }, i) => {
+      if (neverReachedRedis(errors[i])) this.deliver(userId, message);
+    });
   }
 
   async subscribe(userId: string, listener: DeliveryListener): Promise<() => void> {
@@ -119,17 +154,6 @@ export class RedisEventBus implements EventBus {
   async close(): Promise<void> {
     this.subscriber.disconnect();
     this.publisher.disconnect();
-  }
-
-  private publishLocally(userIds: readonly string[], message: WireMessage, error: unknown): void {
-    if (!this.publishFailing) {
-      this.publishFailing = true;
-      this.log.warn(
-        { err: error },
-        "Redis cannot take events: they reach this instance's sockets only",
-      );
-    }
-    for (const userId of userIds) this.deliver(userId, message);
   }
 
   private receive(channel: string, text: string): void {

@@ -30,9 +30,9 @@ export const Handle = Type.String({
   description:
     '3–30 of a–z, 0–9 and _, after lower-casing (stored lower-cased). `me`, `following` and `categories` are reserved (409 handle_taken).',
 });
-// Outer bounds only: the exact rules apply after trimming and NFC (values.ts).
+// No outer bound but the body's size: the exact rules apply after trimming and NFC (values.ts),
+// so any amount of surrounding white space is allowed.
 export const DisplayName = Type.String({
-  maxLength: 4 * DISPLAY_NAME_MAX,
   description: `1–${DISPLAY_NAME_MAX} characters after trimming and NFC; no control characters.`,
 });
 export const Bio = Type.String({
@@ -45,7 +45,6 @@ export const HttpsUrl = Type.String({
 });
 const Link = Type.Object({
   label: Type.String({
-    maxLength: 4 * LABEL_MAX,
     description: `1–${LABEL_MAX} characters after trimming and NFC.`,
   }),
   url: HttpsUrl,

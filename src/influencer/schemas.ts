@@ -27,7 +27,7 @@ import {
 const tags = ['Influencer'];
 const influencerBody = Type.Object({ influencer: Type.Ref(Influencer) });
 const RefParams = Type.Object({
-  ref: Type.String({ maxLength: 64, description: 'The profile id (user id) or its handle.' }),
+  ref: Type.String({ description: 'The profile id (user id) or its handle.' }),
 });
 
 export const createSchema = {

@@ -60,7 +60,8 @@ export function parseBio(raw: string | null): string | null {
 
 /** An absolute `https` URL without credentials, as given. */
 export function parseHttpsUrl(raw: string, field: string): string {
-  if (raw.length > URL_MAX) invalid(field, `must be at most ${URL_MAX} characters`);
+  if (LONE_SURROGATE.test(raw)) invalid(field, 'must be valid Unicode text');
+  if (codePoints(raw) > URL_MAX) invalid(field, `must be at most ${URL_MAX} characters`);
   let url: URL;
   try {
     url = new URL(raw);

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { hash, parseOptions, verify } from '@node-rs/argon2';
 import pLimit from 'p-limit';
+import { UNPAIRED_SURROGATE } from './password-policy.js';
 
 const LIBUV_DEFAULT_POOL = 4;
 
@@ -82,8 +83,18 @@ export async function createPasswordHasher(
     });
   const dummyHash = await hash('dummy password for unknown accounts', ARGON2_PARAMETERS);
   const hasher: PasswordHasher = {
-    hash: (password) => timed('hash', () => hash(password, ARGON2_PARAMETERS)),
-    verify: (storedHash, password) => timed('verify', () => verify(storedHash, password)),
+    hash(password) {
+      if (UNPAIRED_SURROGATE.test(password)) throw new Error('refusing to hash ill-formed text');
+      return timed('hash', () => hash(password, ARGON2_PARAMETERS));
+    },
+    async verify(storedHash, password) {
+      // Wrong, after the same work as any wrong password: see UNPAIRED_SURROGATE.
+      const wellFormed = !UNPAIRED_SURROGATE.test(password);
+      const matches = await timed('verify', () =>
+        verify(wellFormed ? storedHash : dummyHash, password),
+      );
+      return wellFormed && matches;
+    },
     needsRehash(storedHash) {
       try {
         const used = parseOptions(storedHash);

@@ -122,13 +122,17 @@ export class TestApp {
   ): Promise<LightMyRequestResponse> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-    return this.app.inject({
-      method,
-      url,
-      headers,
-      remoteAddress: options.ip ?? this.ip,
-      ...(options.body !== undefined && { payload: options.body as InjectOptions['payload'] }),
-    });
+    // inject() only starts once something calls its then(): a request held for later (to race
+    // another) must be on its way already.
+    return Promise.resolve(
+      this.app.inject({
+        method,
+        url,
+        headers,
+        remoteAddress: options.ip ?? this.ip,
+        ...(options.body !== undefined && { payload: options.body as InjectOptions['payload'] }),
+      }),
+    );
   }
 
   post(url: string, body?: unknown, options: Omit<CallOptions, 'body'> = {}) {

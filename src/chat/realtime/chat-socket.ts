@@ -23,8 +23,8 @@ export class ChatSocket {
   ready = false;
   /** An access token is being verified: further `auth` frames wait for the answer. */
   verifying = false;
-  /** A typing frame is being relayed: further ones are dropped until it is done. */
-  relayingTyping = false;
+  /** The conversations a typing frame is being relayed to (made on the first typing frame). */
+  typingChecks: Set<string> | undefined;
   private missedPongs = 0;
   private closedAs: SocketCloseReason | undefined;
 

@@ -24,6 +24,8 @@ class Refusal {
 export const AUTH_WINDOW_MS = 5_000;
 /** Shutdown: how long clients get to answer the 1001 close before their sockets are cut. */
 const SHUTDOWN_CLOSE_WAIT_MS = 2_000;
+/** Typing frames checked at once per socket (each for another conversation); more are dropped. */
+const TYPING_CHECKS_PER_SOCKET = 4;
 
 export interface GatewayOptions {
   readonly heartbeatIntervalMs?: number;
@@ -103,17 +105,21 @@ export class ChatGateway {
     else if (frame.type === 'typing') this.typing(socket, frame.conversation_id);
   }
 
-  /** One typing frame at a time per socket: a flood waits for nothing and costs no queries. */
+  /**
+   * One typing frame at a time per socket and conversation, and a few conversations at once: a
+   * flood waits for nothing and costs few queries, and typing in one conversation never holds up
+   * another's.
+   */
   private typing(socket: ChatSocket, conversationId: string): void {
     if (socket.userId === undefined) return;
-    if (socket.relayingTyping) return this.metrics.typing('busy');
-    socket.relayingTyping = true;
+    const checks = (socket.typingChecks ??= new Set());
+    if (checks.has(conversationId) || checks.size >= TYPING_CHECKS_PER_SOCKET)
+      return this.metrics.typing('busy');
+    checks.add(conversationId);
     relayTyping(this.ctx, socket.userId, conversationId)
       .then((outcome) => this.metrics.typing(outcome))
       .catch((error: unknown) => this.deps.log.warn({ err: error }, 'chat socket: typing failed'))
-      .finally(() => {
-        socket.relayingTyping = false;
-      });
+      .finally(() => checks.delete(conversationId));
   }
 
   /** First authentication, or renewal of an authenticated socket with a fresh token. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../helpers/backends.js';
 import { STRONG_PASSWORD } from '../../helpers/test-app.js';
-import { newKey, twoMembers } from '../fixture.js';
+import { newKey, openConversation, twoMembers } from '../fixture.js';
 import { RealtimeApp } from './fixture.js';
 import type { SocketClient } from './socket-client.js';
 
@@ -202,6 +202,25 @@ describe.each(backends)('chat socket: typing ($name)', (backend) => {
     await settled(everyone);
     for (const client of peerSockets) expect(typingOf(client)).toEqual([...once, ...once]);
     for (const client of fanSockets) expect(typingOf(client)).toEqual([]);
+  });
+
+  it('in two conversations at once reaches both peers: one conversation never holds up another', async () => {
+    const { fan, influencer, id, fanSockets, peerSockets } = await typingPair();
+    const second = await rt.t.register();
+    const other = await openConversation(rt.t, fan.account, second);
+    const secondSocket = await rt.connect(second);
+    sendTyping(fanSockets[0]!, id);
+    sendTyping(fanSockets[0]!, other);
+    await settled([
+      [peerSockets[0]!, influencer.userId],
+      [secondSocket, second.userId],
+    ]);
+    expect(typingOf(peerSockets[0]!)).toEqual([
+      { type: 'typing', conversation_id: id, user_id: fan.userId },
+    ]);
+    expect(typingOf(secondSocket)).toEqual([
+      { type: 'typing', conversation_id: other, user_id: fan.userId },
+    ]);
   });
 
   it('is dropped for a conversation the typist is not in, or one that does not exist', async () => {

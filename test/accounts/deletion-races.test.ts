@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../helpers/backends.js';
+import { LockHolder } from '../helpers/lock-waits.js';
+import { STRONG_PASSWORD, TestApp } from '../helpers/test-app.js';
+import { confirmedAccount, creator } from '../influencer/support.js';
+import { ChatClient, errorOf, start, type ChatMessageBody } from '../chat/fixture.js';
+
+/**
+ * Writes by an account racing its deletion, which locks the account's row first (lockAccount):
+ * each either commits before the deletion reads the account's data, or fails after it.
+ * PostgreSQL only: SQLite runs one write transaction at a time, so these cannot interleave.
+ */
+const postgres = backends.find((backend) => backend.name.startsWith('postgres'));
+
+describe.skipIf(postgres === undefined)(
+  `deletion racing writes (${postgres?.name ?? 'postgres'})`,
+  () => {
+    let t: TestApp;
+    let holder: LockHolder;
+    beforeAll(async () => {
+      t = await TestApp.start(postgres as NonNullable<typeof postgres>);
+      holder = await LockHolder.connect(t.backend.env.DATABASE_URL as string);
+    });
+    afterAll(async () => {
+      await holder.end();
+      await t.close();
+    });
+
+    it('a message sent while its author deletes the account is refused, not kept with its text', async () => {
+      const made = await creator(t, { dm_policy: 'everyone' });
+      const influencer = new ChatClient(t, made.account);
+      const fan = new ChatClient(t, await t.register());
+      const id = (await start(fan, influencer.userId)).json().conversation.id as string;
+      await fan.sent(id, 'hi');
+      // A slow moment of the deletion, after it has turned the account's messages into tombstones.
+      await holder.hold('select id from influencer_profiles where id = $1 for update', [made.id]);
+      const deleting = influencer.call('DELETE', '/api/profile', { password: STRONG_PASSWORD });
+      await holder.untilWaiting('"influencer_profiles"');
+      const sending = influencer.send(id, 'sent while deleting');
+      await holder.untilWaiting('"chat_messages"');
+      await holder.release();
+      const [deleted, sent] = await Promise.all([deleting, sending]);
+      expect(deleted.statusCode, deleted.body).toBe(200);
+      expect(errorOf(sent)).toEqual([404, 'not_found']);
+      const page = (await fan.get(`/api/chat/conversations/${id}/messages`)).json();
+      const texts = (page.messages as ChatMessageBody[]).map((m) => m.text);
+      expect(texts).toEqual(['hi']);
+    });
+
+    it('a follow in flight while the follower deletes the account leaves followers_count = rows', async () => {
+      const star = await creator(t);
+      const fan = await confirmedAccount(t);
+      // Holds the follow after its INSERT, at its count update.
+      await holder.hold('select 1 from influencer_profiles where id = $1 for no key update', [
+        star.id,
+      ]);
+      const following = t.call('PUT', `/api/influencers/${star.id}/follow`, {
+        token: fan.accessToken,
+      });
+      await holder.untilWaiting('for no key update');
+      const deleting = t.call('DELETE', '/api/profile', {
+        token: fan.accessToken,
+        body: { password: fan.password },
+      });
+      // The deletion waits for the follow before it reads the account's follows.
+      await holder.untilWaiting('from "users"');
+      await holder.release();
+      const [followed, deleted] = await Promise.all([following, deleting]);
+      expect([followed.statusCode, deleted.statusCode]).toEqual([200, 200]);
+      const rows = await t.db
+        .selectFrom('follows')
+        .select('follower_id')
+        .where('influencer_id', '=', star.id)
+        .execute();
+      const shown = (await t.call('GET', `/api/influencers/${star.id}`)).json().influencer;
+      expect([shown.followers_count, rows.length]).toEqual([0, 0]);
+    });
+
+    it('blocking an account deleted while the block waits answers 404, never 500', async () => {
+      const blocker = await t.register();
+      const target = await t.register();
+      // Holds the block at its INSERT (its foreign key on the blocker's row).
+      await holder.hold('select id from users where id = $1 for update', [blocker.userId]);
+      const blocking = t.call('PUT', `/api/blocks/${target.userId}`, {
+        token: blocker.accessToken,
+      });
+      await holder.untilWaiting('"blocks"');
+      const deleted = await t.call('DELETE', '/api/profile', {
+        token: target.accessToken,
+        body: { password: STRONG_PASSWORD },
+      });
+      expect(deleted.statusCode, deleted.body).toBe(200);
+      await holder.release();
+      expect(errorOf(await blocking)).toEqual([404, 'not_found']);
+    });
+  },
+);
