@@ -1243,6 +1243,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description The session id. */
         id: string;
       };
       cookie?: never;
