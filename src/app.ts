@@ -14,7 +14,7 @@ import { openEventBus } from './events/open-bus.js';
 import { countingPublications } from './events/counted-bus.js';
 import { ChatGateway, type GatewayOptions } from './chat/realtime/gateway.js';
 import { chatSocketRoutes, registerWebSockets } from './chat/realtime/routes.js';
-import { migrateToLatest } from './db/migrate.js';
+import { migrate } from './db/migrate.js';
 import { authenticate } from './http/authenticate.js';
 import { drainOnClose } from './http/draining.js';
 import { errorHandler } from './http/error-handler.js';
@@ -103,7 +103,7 @@ export async function buildApp(
   const db = (
     await openDatabase(config.database, { poolSize: config.databasePoolSize })
   ).withPlugin(reportAnswers(databaseOutage));
-  await migrateToLatest(db);
+  await migrate(config.database, db);
 
   const { store: limitStore, check: redisCheck } = await openLimitStore(config, clock, app.log);
 

@@ -40,10 +40,10 @@ export function loadConfig(env: Env = process.env): Config {
     host: nonEmpty('HOST', env.HOST) ?? '127.0.0.1',
     database,
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
-    redisUrl: parseUrl('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']),
+    redisUrl: parseUrl('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:'], { host: true }),
     appSecret,
     passwordMinLength: parsePasswordMinLength(env.PASSWORD_MIN_LENGTH),
-    smtpUrl: parseUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:']),
+    smtpUrl: parseUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:'], { host: true }),
     mailFrom: parseMailFrom(env.MAIL_FROM),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     publicUrl: parsePublicUrl(env.PUBLIC_URL, port),
@@ -110,10 +110,12 @@ function parsePasswordMinLength(value: string | undefined): number {
   return raw === undefined ? 8 : parseInteger('PASSWORD_MIN_LENGTH', raw, 8, 128);
 }
 
+/** `host`: the URL must name a host (for SMTP and Redis: their clients default to localhost). */
 function parseUrl(
   name: string,
   value: string | undefined,
   protocols: string[],
+  required: { host?: boolean } = {},
 ): string | undefined {
   const raw = nonEmpty(name, value);
   if (raw === undefined) return undefined;
@@ -126,12 +128,16 @@ function parseUrl(
   if (!protocols.includes(url.protocol)) {
     throw new ConfigError(`${name} must use ${protocols.map((p) => p + '//').join(' or ')}`);
   }
+  if (required.host === true && url.hostname === '')
+    throw new ConfigError(`${name} must name a host, e.g. ${protocols[0]}//host:port`);
   return raw;
 }
 
 function parseMailFrom(value: string | undefined): string {
   const raw = nonEmpty('MAIL_FROM', value) ?? 'no-reply@localhost';
-  if (!/^[^@\s]+@[^@\s]+$/.test(raw) && !/<[^@\s<>]+@[^@\s<>]+>$/.test(raw)) {
+  const address = /^[^@\s]+@[^@\s]+$/.test(raw) || /<[^@\s<>]+@[^@\s<>]+>$/.test(raw);
+  // A line break would start another header of every e-mail.
+  if (!address || /\p{Cc}/u.test(raw)) {
     throw new ConfigError(`MAIL_FROM must be an e-mail address, got "${raw}"`);
   }
   return raw;

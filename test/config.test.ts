@@ -125,6 +125,15 @@ describe('loadConfig: bad values throw a ConfigError with a clear message', () =
     expectConfigError({ APP_SECRET: 'short' }, /APP_SECRET.*32/);
   });
 
+  it('SMTP_URL or REDIS_URL without a host (their clients would quietly use localhost)', () => {
+    for (const value of ['smtp://', 'smtps:', 'smtp://user:pass@'])
+      expectConfigError({ SMTP_URL: value }, /SMTP_URL/);
+    expectConfigError({ REDIS_URL: 'redis://' }, /REDIS_URL.*host/);
+  });
+
+  it('MAIL_FROM with a line break (it would start another header of every e-mail)', () =>
+    expectConfigError({ MAIL_FROM: 'Accounts\r\nBcc: x@evil.test <a@example.test>' }, /MAIL_FROM/));
+
   it('PASSWORD_MIN_LENGTH=4 (below the default minimum of 8)', () =>
     expectConfigError({ PASSWORD_MIN_LENGTH: '4' }, /PASSWORD_MIN_LENGTH/));
 

@@ -14,6 +14,8 @@ export interface DatabaseOptions {
   readonly poolSize?: number;
   /** Kysely's query log (the benchmark records the statements it explains). */
   readonly log?: LogConfig;
+  /** PostgreSQL: how long a query may take before the client gives up (0: no limit). */
+  readonly queryTimeoutMs?: number;
 }
 
 /** Only the driver in use is loaded: an SQLite deployment never pays for `pg`, and vice versa. */
@@ -74,7 +76,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Db> 
     max: options.poolSize ?? 10,
     // Fail fast while the server is away, so requests answer 503 instead of hanging.
     connectionTimeoutMillis: 2_000,
-    query_timeout: 10_000,
+    query_timeout: options.queryTimeoutMs ?? 10_000,
     idleTimeoutMillis: 30_000,
     // Our BIGINT columns hold epoch milliseconds, well inside Number's exact range.
     types: {

@@ -1,11 +1,11 @@
 import { loadConfig } from '../config.js';
 import { openDatabase } from './database.js';
-import { migrateToLatest } from './migrate.js';
+import { migrate } from './migrate.js';
 
 const config = loadConfig();
 const db = await openDatabase(config.database);
 try {
-  await migrateToLatest(db);
+  await migrate(config.database, db);
   console.log('database is up to date');
 } finally {
   await db.destroy();

@@ -1,5 +1,6 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
-import type { Db } from './database.js';
+import type { DatabaseLocation } from '../config.js';
+import { openDatabase, type Db } from './database.js';
 import * as initial from './migrations/001_initial.js';
 import * as recentRotations from './migrations/002_recent_rotations.js';
 import * as codeRequests from './migrations/003_code_requests.js';
@@ -26,5 +27,20 @@ export async function migrateToLatest(db: Db): Promise<void> {
   if (error !== undefined || failed !== undefined) {
     const reason = error instanceof Error ? error.message : String(error ?? '');
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${reason}`);
+  }
+}
+
+/**
+ * Runs pending migrations of the database at `location`, whose service connection is `db`. On
+ * PostgreSQL they run on a connection of their own without the pool's 10 s query timeout, which
+ * would cut off the wait for another instance's migration lock, or a long index build.
+ */
+export async function migrate(location: DatabaseLocation, db: Db): Promise<void> {
+  if (location.kind !== 'postgres') return migrateToLatest(db);
+  const own = await openDatabase(location, { poolSize: 1, queryTimeoutMs: 0 });
+  try {
+    await migrateToLatest(own);
+  } finally {
+    await own.destroy();
   }
 }

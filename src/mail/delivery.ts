@@ -64,6 +64,8 @@ export class MailDelivery {
   private running: Promise<void> | undefined;
   private stopped = true;
   private wakeRequested = false;
+  /** Messages sent whose row could not be deleted yet (see `deliver`). */
+  private readonly sentNotDeleted = new Set<string>();
 
   constructor(private readonly options: Options) {}
 
@@ -116,6 +118,10 @@ export class MailDelivery {
     try {
       for (const message of await this.findDue()) {
         if (this.stopped) break;
+        if (this.sentNotDeleted.has(message.id)) {
+          await this.forget(message.id);
+          continue;
+        }
         const compose = await this.plan(message);
         // Dropped unclaimed: dropping twice is harmless, and floods of unknown addresses take this
         // path, so it costs one lookup and one write (a claim would add a write).
@@ -184,14 +190,26 @@ export class MailDelivery {
   }
 
   private async deliver(message: QueuedMessage, compose: ComposeMail) {
-    const { db, transport, log } = this.options;
+    const { transport, log } = this.options;
     try {
       await transport.send(await compose());
-      await db.deleteFrom('mail_outbox').where('id', '=', message.id).execute();
-      log.info({ mailId: message.id, attempts: message.attempts }, 'e-mail delivered');
     } catch (error) {
       await this.recordFailure(message, error);
+      return;
     }
+    log.info({ mailId: message.id, attempts: message.attempts }, 'e-mail delivered');
+    // Sent: a failure from here on must not send it again (a code e-mail would get a new code,
+    // voiding the one just delivered). A row that cannot be deleted now is deleted when this
+    // instance next finds it due, instead of being sent.
+    this.sentNotDeleted.add(message.id);
+    await this.forget(message.id).catch((error: unknown) =>
+      log.warn({ err: error, mailId: message.id }, 'e-mail delivered; its outbox row goes later'),
+    );
+  }
+
+  private async forget(id: string): Promise<void> {
+    await this.options.db.deleteFrom('mail_outbox').where('id', '=', id).execute();
+    this.sentNotDeleted.delete(id);
   }
 
   /** A permanent refusal marks the message failed; anything else is retried with backoff. */

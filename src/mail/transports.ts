@@ -10,6 +10,21 @@ export class PermanentMailError extends Error {
   override name = 'PermanentMailError';
 }
 
+/**
+ * A 5xx answer to the recipient or to the message itself (an unknown mailbox, content refused) is
+ * the server's final word on this message: retrying cannot help. A 5xx anywhere else (a refused
+ * login, greeting or sender) says the server or our account is broken for every message, which
+ * an operator fixes: those are retried, so nothing is lost meanwhile.
+ */
+function refusesThisMessage(error: unknown): error is { responseCode: number } {
+  const { responseCode, command } = error as { responseCode?: unknown; command?: unknown };
+  return (
+    typeof responseCode === 'number' &&
+    responseCode >= 500 &&
+    (command === 'RCPT TO' || command === 'DATA')
+  );
+}
+
 export async function smtpTransport(url: string, from: string): Promise<MailTransport> {
   const { default: nodemailer } = await import('nodemailer');
   // Timeouts belong in the transport options (the second argument holds message defaults). Their
@@ -30,9 +45,7 @@ export async function smtpTransport(url: string, from: string): Promise<MailTran
           text: message.text,
         });
       } catch (error) {
-        // 5xx is the server's final word (unknown mailbox, rejected sender): retrying cannot help.
-        const code = (error as { responseCode?: number }).responseCode;
-        if (code !== undefined && code >= 500) throw new PermanentMailError(`SMTP ${code}`);
+        if (refusesThisMessage(error)) throw new PermanentMailError(`SMTP ${error.responseCode}`);
         throw error;
       }
     },

@@ -34,7 +34,12 @@ export class Metrics {
       help: 'E-mails waiting in the outbox (not yet delivered, not given up).',
       registers: [this.registry],
       async collect() {
-        this.set(await outboxDepth());
+        // While the database is away the gauge keeps its last value: the scrape, every other
+        // metric included, must not fail with it (/readyz says the database is down).
+        await outboxDepth().then(
+          (depth) => this.set(depth),
+          () => undefined,
+        );
       },
     });
   }

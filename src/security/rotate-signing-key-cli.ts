@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
-import { migrateToLatest } from '../db/migrate.js';
+import { migrate } from '../db/migrate.js';
 import { createSecretBox } from './secret-box.js';
 import { deriveServerKeys, resolveAppSecret } from './server-keys.js';
 import {
@@ -21,7 +21,7 @@ import {
 const config = loadConfig();
 const db = await openDatabase(config.database);
 try {
-  await migrateToLatest(db);
+  await migrate(config.database, db);
   const box = createSecretBox(deriveServerKeys(resolveAppSecret(config)).secretBox);
   const now = Date.now();
   const pruned = await pruneRetiredKeys(db, box, now);

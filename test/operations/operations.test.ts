@@ -237,6 +237,13 @@ describe.runIf(adminUrl)('readiness with the database gone (postgres)', () => {
     expect((await t.call('GET', '/healthz')).statusCode).toBe(200);
   });
 
+  it('GET /metrics keeps answering Prometheus text, the 503s of the outage counted', async () => {
+    const response = await t.call('GET', '/metrics');
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/plain/);
+    expect(response.body).toMatch(/http_requests_total\{[^}]*route="\/readyz"[^}]*status="503"/);
+  });
+
   it('a request that needs the database answers 503 unavailable, revealing no internals', async () => {
     const response = await t.post(
       '/api/login',

@@ -23,6 +23,8 @@ export class ChatSocket {
   ready = false;
   /** An access token is being verified: further `auth` frames wait for the answer. */
   verifying = false;
+  /** The latest token sent while another was being verified: checked next. */
+  pendingToken: string | undefined;
   /** The conversations a typing frame is being relayed to (made on the first typing frame). */
   typingChecks: Set<string> | undefined;
   private missedPongs = 0;

@@ -97,7 +97,9 @@ export class ChatGateway {
 
   private receive(socket: ChatSocket, frame: ClientFrame): void {
     if (frame.type === 'auth') {
-      if (!socket.verifying) void this.authenticate(socket, frame.access_token);
+      // One check at a time; a token sent meanwhile is checked next (the latest one only).
+      if (socket.verifying) socket.pendingToken = frame.access_token;
+      else void this.authenticate(socket, frame.access_token);
       return;
     }
     if (!socket.ready) return; // nothing but `auth` counts before `ready`
@@ -126,16 +128,20 @@ export class ChatGateway {
   private async authenticate(socket: ChatSocket, token: string): Promise<void> {
     socket.verifying = true;
     try {
-      if (socket.ready) return this.renew(socket, await this.verify(token));
+      if (socket.ready) return await this.renew(socket, token);
       // The window stays open while the token is checked, but not forever.
       socket.deadline = this.ctx.clock() + AUTH_WINDOW_MS;
       await this.admit(socket, token);
     } finally {
       socket.verifying = false;
+      const next = socket.pendingToken;
+      socket.pendingToken = undefined;
+      if (next !== undefined && socket.isOpen) void this.authenticate(socket, next);
     }
   }
 
-  private renew(socket: ChatSocket, verdict: Caller | Refusal): void {
+  private async renew(socket: ChatSocket, token: string): Promise<void> {
+    const verdict = await this.verify(token);
     if (!socket.isOpen) return;
     // The database could not answer: the token in use stays valid until its own expiry.
     if (verdict instanceof Refusal) {
@@ -143,7 +149,14 @@ export class ChatGateway {
       return;
     }
     if (verdict.userId !== socket.userId) return socket.close(Closures.wrongUser);
+    const movedSession = verdict.sessionId !== socket.sessionId;
     socket.authenticate(verdict.userId, verdict.sessionId, verdict.expiresAt);
+    if (!movedSession) return;
+    // The new session's end, if it came while it was being checked, named a session this socket
+    // did not have yet, and went by: look at it once more, now that the socket has it.
+    const again = await this.verify(token);
+    if (socket.isOpen && again instanceof Refusal && again.closure !== Closures.unavailable)
+      socket.close(again.closure);
   }
 
   /**

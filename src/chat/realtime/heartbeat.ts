@@ -33,7 +33,9 @@ export function startSocketClocks(
   const pingSlice = () => {
     round ??= held.sockets();
     tick += 1;
-    const due = Math.ceil((held.size * tick) / ticksPerRound);
+    // The round's last tick pings all that is left: sockets that closed mid-round shrink the
+    // share each tick owes, and must not leave the rest unpinged until the next round.
+    const due = tick >= ticksPerRound ? Infinity : Math.ceil((held.size * tick) / ticksPerRound);
     for (; pinged < due; pinged++) {
       const next = round.next();
       if (next.done === true) break;

@@ -1,0 +1,39 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ChatSocket } from '../../../src/chat/realtime/chat-socket.js';
+import { startSocketClocks } from '../../../src/chat/realtime/heartbeat.js';
+
+/** API.md: "the server pings every 30 s". heartbeat.ts pings a slice of the sockets per tick. */
+class CountingSocket {
+  pingedAt: number[] = [];
+  heartbeat(): void {
+    this.pingedAt.push(Date.now());
+  }
+  closeIfOverdue(): void {}
+}
+
+const INTERVAL_MS = 30_000;
+
+describe('heartbeat when sockets close during a round', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('pings every open socket in every 30 s round, even when others closed meanwhile', () => {
+    const all = new Set(Array.from({ length: 1000 }, () => new CountingSocket()));
+    const registry = {
+      get size() {
+        return all.size;
+      },
+      sockets: () => all.values() as unknown as IterableIterator<ChatSocket>,
+    };
+    const stop = startSocketClocks(registry, Date.now, INTERVAL_MS);
+    vi.advanceTimersByTime(INTERVAL_MS); // round 1: each pinged once
+    vi.advanceTimersByTime(INTERVAL_MS / 2); // round 2, half way
+    // The half pinged so far in round 2 disconnect (e.g. a deploy elsewhere, a network blip).
+    const [pinged, waiting] = [[...all].slice(0, 500), [...all].slice(500)];
+    for (const socket of pinged) all.delete(socket);
+    vi.advanceTimersByTime(INTERVAL_MS / 2); // end of round 2
+    const unpinged = waiting.filter((socket) => socket.pingedAt.length < 2).length;
+    expect(unpinged).toBe(0);
+    stop();
+  });
+});
