@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import type { EventBus } from '../../../src/events/bus.js';
+import { Subscribers, type BusEvent, type EventBus } from '../../../src/events/bus.js';
 import { MemoryEventBus } from '../../../src/events/memory-bus.js';
 import { RedisEventBus } from '../../../src/events/redis-bus.js';
 import type { AppOverrides } from '../../../src/app.js';
@@ -13,6 +13,7 @@ import { SocketClient, type ConnectOptions } from './socket-client.js';
  */
 export class TestBus implements EventBus {
   private readonly resyncListeners = new Set<() => void>();
+  private readonly here = new Subscribers();
 
   constructor(private readonly inner: EventBus) {}
 
@@ -25,7 +26,26 @@ export class TestBus implements EventBus {
   }
 
   publish: EventBus['publish'] = (userIds, event) => this.inner.publish(userIds, event);
-  subscribe: EventBus['subscribe'] = (userId, listener) => this.inner.subscribe(userId, listener);
+  subscribe: EventBus['subscribe'] = async (userId, listener) => {
+    this.here.add(userId, listener);
+    const stop = await this.inner.subscribe(userId, listener);
+    return () => {
+      this.here.remove(userId, listener);
+      stop();
+    };
+  };
+
+  /**
+   * Hands `event` straight to this instance's sockets, as if it had come through the bus: for
+   * tests of the socket layer alone, whose volume (tens of MiB) Redis pub/sub would refuse to
+   * carry (its output buffer limit for subscribers drops the connection).
+   */
+  deliverHere(userIds: readonly string[], event: BusEvent): void {
+    for (const userId of userIds)
+      this.here.deliver({ userId, event, publishedAt: Date.now() }, (error) => {
+        throw error;
+      });
+  }
   onResync(listener: () => void): () => void {
     this.resyncListeners.add(listener);
     const stop = this.inner.onResync(listener);

@@ -1,0 +1,81 @@
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../helpers/backends.js';
+import { randomIp, STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test-app.js';
+
+describe.each(backends.slice(0, 1))('misc HTTP conventions ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  it('the seed operations answer byte-exactly', async () => {
+    const a = await t.register();
+    const changed = await t.post(
+      '/api/change-password',
+      { password: STRONG_PASSWORD, new_password: 'another-Strong-pass-93' },
+      { token: a.accessToken },
+    );
+    expect(changed.statusCode).toBe(200);
+    expect(changed.body).toBe('{"message":"User changed password successful"}');
+    expect(changed.headers['content-type']).toMatch(/^application\/json/);
+  });
+
+  // RFC 6749 §5.1 / OWASP: a response carrying tokens must not be stored by caches.
+  it('token responses carry Cache-Control: no-store', async () => {
+    const email = uniqueEmail();
+    const register = await t.post(
+      '/api/register',
+      { email, password: STRONG_PASSWORD },
+      { ip: randomIp() },
+    );
+    expect(register.statusCode).toBe(201);
+    const login = await t.post(
+      '/api/login',
+      { email, password: STRONG_PASSWORD },
+      { ip: randomIp() },
+    );
+    expect(login.statusCode).toBe(200);
+    const refresh = await t.post(
+      '/api/refresh-token',
+      { refresh_token: login.json().refresh_token },
+      { ip: randomIp() },
+    );
+    expect(refresh.statusCode).toBe(200);
+    expect({
+      register: register.headers['cache-control'],
+      login: login.headers['cache-control'],
+      refresh: refresh.headers['cache-control'],
+    }).toEqual({ register: 'no-store', login: 'no-store', refresh: 'no-store' });
+  });
+
+  // API.md: "Unknown request fields are ignored"; "malformed JSON 400".
+  it('a well-formed body with an unknown "__proto__" field is not answered invalid_json', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/login',
+      remoteAddress: randomIp(),
+      headers: { 'content-type': 'application/json' },
+      payload: '{"email":"nobody@example.test","password":"wrong-Password-42","__proto__":{"x":1}}',
+    });
+    expect(response.json().error).toBe('invalid_credentials');
+  });
+
+  // API.md: "Every response body is a JSON object with Content-Type: application/json."
+  it('an unsupported Expect header is refused with a JSON body', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as { port: number }).port;
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let received = '';
+    socket.on('data', (c) => (received += c.toString('latin1')));
+    socket.write(
+      'POST /api/login HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n{}',
+    );
+    await new Promise((r) => socket.once('close', r));
+    const [head = '', body = ''] = received.split('\r\n\r\n', 2);
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 417 Expectation Failed');
+    expect(head, body).toMatch(/content-type: application\/json/i);
+  });
+});
