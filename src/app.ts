@@ -19,7 +19,12 @@ import { authenticate } from './http/authenticate.js';
 import { drainOnClose } from './http/draining.js';
 import { errorHandler } from './http/error-handler.js';
 import { responseSerializer } from './http/serializer.js';
-import { answerProtocolError, requireHostHeader } from './http/protocol-errors.js';
+import {
+  answerProtocolError,
+  refuseUnknownExpectations,
+  requireHostHeader,
+} from './http/protocol-errors.js';
+import { noStoreForApi } from './http/no-store.js';
 import { logRequests } from './http/request-log.js';
 import { trackRoutes } from './http/route-table.js';
 import { ErrorBody } from './http/schemas.js';
@@ -88,6 +93,9 @@ export async function buildApp(
     // So do requests Node cannot parse, and those without Host (protocol-errors.ts).
     clientErrorHandler: answerProtocolError,
     http: { requireHostHeader: false },
+    // "Unknown request fields are ignored" (API.md), these two included: dropped, not refused.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     ajv: { customOptions: { coerceTypes: false, allErrors: true } },
     schemaController: { compilersFactory: { buildSerializer: responseSerializer() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -163,6 +171,8 @@ export async function buildApp(
   // JSON only: without its text/plain parser, Fastify answers 415 for any other media type.
   app.removeContentTypeParser('text/plain');
   requireHostHeader(app);
+  refuseUnknownExpectations(app);
+  noStoreForApi(app);
   drainOnClose(app);
   app.setNotFoundHandler(trackRoutes(app));
   // A body-less POST is validated as `{}`, so missing fields are reported one by one.

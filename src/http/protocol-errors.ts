@@ -54,6 +54,22 @@ export function answerProtocolError(
 }
 
 /**
+ * An `Expect` other than `100-continue`: Node answers `417` itself, with an empty body, unless the
+ * server listens for it. Answered here in the contract's error shape.
+ */
+export function refuseUnknownExpectations(app: FastifyInstance): void {
+  app.server.on('checkExpectation', (_request, response) => {
+    const body = JSON.stringify(errorBody(Errors.clientError(417)));
+    response.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    response.end(body);
+  });
+}
+
+/**
  * HTTP/1.1 requires `Host`. Node's own check (`requireHostHeader`) answers an empty 400, so it is
  * turned off (app.ts) and done here, with the contract's body; HTTP/1.0 may omit the header.
  */

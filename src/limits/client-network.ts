@@ -12,7 +12,8 @@ const IPV6_PREFIX_GROUPS = 4; // 4 × 16 bits: the /64
  * Only limits use this: sessions and logs keep the full address.
  */
 export function clientNetwork(ip: string): string {
-  if (isIP(ip) === 0) return ip; // `clientIp` found no address: all such requests share one budget
+  // `clientIp` found no address: all such requests share one budget.
+  if (isIP(ip) === 0 || !ipaddr.isValid(ip)) return ip;
   const address = ipaddr.process(ip); // unmaps IPv4-mapped addresses
   if (address.kind() === 'ipv4') return address.toString();
   const parts = (address as ipaddr.IPv6).parts.slice(0, IPV6_PREFIX_GROUPS);
