@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 import type { DestinationStream } from 'pino';
 import { verifyAccessToken } from './accounts/caller.js';
 import { planCodeMail } from './auth/code-requests.js';
@@ -74,6 +75,20 @@ export interface AppOverrides {
   readonly realtime?: GatewayOptions;
 }
 
+/**
+ * Node's HTTP server options. Only a WebSocket handshake is an upgrade: any other `Upgrade` (`h2c`
+ * from `curl --http2`) or a broken handshake is served as the plain request it also is, with the
+ * contract's JSON, instead of the `ws` library's HTML refusal (Node 22.21+ and 24.9+ ask this
+ * callback; older ones ignore it). `Host` is checked by requireHostHeader, with our body.
+ */
+const HTTP_OPTIONS = {
+  requireHostHeader: false,
+  shouldUpgradeCallback: (request: IncomingMessage): boolean =>
+    request.method === 'GET' &&
+    /^websocket$/i.test(request.headers.upgrade ?? '') &&
+    typeof request.headers['sec-websocket-key'] === 'string',
+};
+
 export async function buildApp(
   config: Config,
   overrides: AppOverrides = {},
@@ -92,7 +107,7 @@ export async function buildApp(
     frameworkErrors: (error, request, reply) => renderError(error, request, reply),
     // So do requests Node cannot parse, and those without Host (protocol-errors.ts).
     clientErrorHandler: answerProtocolError,
-    http: { requireHostHeader: false },
+    http: HTTP_OPTIONS,
     // "Unknown request fields are ignored" (API.md), these two included: dropped, not refused.
     onProtoPoisoning: 'remove',
     onConstructorPoisoning: 'remove',
