@@ -17,8 +17,23 @@ import {
 } from '../accounts/users.store.js';
 import { inTransaction } from '../db/transaction.js';
 
-/** How many times a password change writes, when the hash it checked changed before the write. */
-const HASH_CHANGE_RETRIES = 2;
+/**
+ * Runs `write` for `user`, which answers false, having written nothing, when the account's hash is
+ * no longer `user.password_hash`; then once more for the account `recheck` finds, since the hash
+ * changed meanwhile (a login upgraded its parameters, or a concurrent change replaced it).
+ * `refuse` is the answer when that write misses too, or `recheck` finds no account.
+ */
+async function writeWhileHashHolds(
+  user: UserRow,
+  write: (user: UserRow) => Promise<boolean>,
+  recheck: () => Promise<UserRow | undefined>,
+  refuse: () => Error,
+): Promise<UserRow> {
+  if (await write(user)) return user;
+  const fresh = await recheck();
+  if (fresh !== undefined && (await write(fresh))) return fresh;
+  throw refuse();
+}
 
 /**
  * Verifies the caller's current password, counting wrong ones: after 5 within 15 minutes every
@@ -48,29 +63,28 @@ export async function changePassword(
   current: string,
   next: string,
 ): Promise<void> {
-  let user = await verifyCurrentPassword(ctx, caller.userId, current);
+  const user = await verifyCurrentPassword(ctx, caller.userId, current);
   const problems = ctx.policy.problems(next, user.email, 'new_password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
   if (normalizePassword(next) === normalizePassword(current)) throw Errors.samePassword();
 
   const newHash = await ctx.hasher.hash(normalizePassword(next));
   const now = ctx.clock();
-  for (let attempt = 1; ; attempt += 1) {
-    const checked = user;
-    const replaced = await inTransaction(ctx.db, async (trx) => {
-      if (!(await replacePasswordHash(trx, checked.id, checked.password_hash, newHash, now)))
-        return false; // nothing written
-      await deleteSessionsOfUser(trx, checked.id, caller.sessionId);
-      const message = passwordChangedMessage(checked.email, ctx.config.publicUrl);
-      await ctx.outbox.enqueue(trx, message, now);
+  const write = (account: UserRow) =>
+    inTransaction(ctx.db, async (trx) => {
+      if (!(await replacePasswordHash(trx, account.id, account.password_hash, newHash, now)))
+        return false;
+      await deleteSessionsOfUser(trx, account.id, caller.sessionId);
+      await ctx.outbox.enqueue(
+        trx,
+        passwordChangedMessage(account.email, ctx.config.publicUrl),
+        now,
+      );
       return true;
     });
-    if (replaced) break;
-    // The hash changed since it was checked: a login upgraded it (the same password, new
-    // parameters), or a concurrent change replaced it, which the check now refuses.
-    if (attempt >= HASH_CHANGE_RETRIES) throw Errors.incorrectPassword();
-    user = await verifyCurrentPassword(ctx, caller.userId, current);
-  }
+  // A concurrent change replaced the hash: the check against the new one refuses the password.
+  const recheck = () => verifyCurrentPassword(ctx, caller.userId, current);
+  await writeWhileHashHolds(user, write, recheck, Errors.incorrectPassword);
   publishSessionsEnded(ctx.events, user.id, { all: true, except: caller.sessionId });
   await ctx.limits.clearWrongPasswords(user.id);
 }
@@ -95,30 +109,30 @@ export async function resetPassword(
   const email = parseEmailAddress(rawEmail);
   const problems = ctx.policy.problems(next, email, 'new_password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
-  let user = await findUserByEmail(ctx.db, email);
+  const found = await findUserByEmail(ctx.db, email);
   // Every address takes a try (a decoy one if it has no code) before any answer.
-  const checked = await checkCode(ctx, email, user?.id, 'reset_password', code);
-  if (user === undefined) throw Errors.invalidCode();
+  const checked = await checkCode(ctx, email, found?.id, 'reset_password', code);
+  if (found === undefined) throw Errors.invalidCode();
 
   const newHash = await ctx.hasher.hash(normalizePassword(next));
   const now = ctx.clock();
-  for (let attempt = 1; ; attempt += 1) {
-    const account = user;
-    const replaced = await inTransaction(ctx.db, async (trx) => {
+  const write = (account: UserRow) =>
+    inTransaction(ctx.db, async (trx) => {
       if (!(await replacePasswordHash(trx, account.id, account.password_hash, newHash, now)))
-        return false; // nothing written
+        return false;
       await consumeCheckedCode(trx, checked);
       await markEmailConfirmed(trx, account.id, now);
       await deleteSessionsOfUser(trx, account.id);
       await ctx.outbox.enqueue(trx, passwordResetMessage(account.email, ctx.config.publicUrl), now);
       return true;
     });
-    if (replaced) break;
-    // The hash changed since it was read (a login upgraded it, or another change): the code
-    // still proves the address, so the new password replaces whatever hash is there now.
-    user = attempt < HASH_CHANGE_RETRIES ? await findUserByEmail(ctx.db, email) : undefined;
-    if (user === undefined) throw Errors.invalidCode();
-  }
+  // The code proves the address: the new password replaces whatever hash is there now.
+  const user = await writeWhileHashHolds(
+    found,
+    write,
+    () => findUserByEmail(ctx.db, email),
+    Errors.invalidCode,
+  );
   publishSessionsEnded(ctx.events, user.id, { all: true });
   await ctx.limits.clearWrongPasswords(user.id);
   await ctx.limits.liftLoginLockout(email);

@@ -99,8 +99,12 @@ export class RedisEventBus implements EventBus {
     const pipeline = this.publisher.pipeline();
     for (const { userId, text } of sends) pipeline.publish(channelOf(userId), text);
     pipeline.exec().then(
-      (results) => this.settle(sends, (_, i) => results?.[i]?.[0] ?? null),
-      (error: unknown) => this.settle(sends, () => error),
+      (results) => this.settle(sends, results?.map(([error]) => error) ?? []),
+      (error: unknown) =>
+        this.settle(
+          sends,
+          sends.map(() => error),
+        ),
     );
   }
 
@@ -109,9 +113,8 @@ export class RedisEventBus implements EventBus {
    * that may have reached it (a timeout, a connection lost after the write) is left: Redis may
    * still publish it, and API.md allows an event to be lost, never to arrive twice.
    */
-  private settle(sends: readonly Send[], errorOf: (send: Send, index: number) => unknown): void {
-    const errors = sends.map(errorOf);
-    const failure = errors.find((error) => error !== null);
+  private settle(sends: readonly Send[], errors: readonly unknown[]): void {
+    const failure = errors.find((error) => error !== null && error !== undefined);
     if (failure === undefined) {
       if (this.publishFailing) {
         this.publishFailing = false;

@@ -311,6 +311,38 @@ describe.each(backends)('POST /api/send-confirmation-code ($name)', (backend) =>
     },
   );
 
+  it('a confirmation request made less than 60 s after the account (it got past the window while the account was written) is dropped', async () => {
+    const account = await t.register();
+    const registrationCode = await t.codeFor(account.email);
+    const { created_at } = await t.db
+      .selectFrom('users')
+      .select('created_at')
+      .where('id', '=', account.userId)
+      .executeTakeFirstOrThrow();
+    await t.db
+      .insertInto('mail_outbox')
+      .values({
+        id: randomUUID(),
+        recipient: account.email,
+        subject: '',
+        sealed_body: '',
+        attempts: 0,
+        next_attempt_at: created_at + 1,
+        locked_until: null,
+        last_error: null,
+        failed_at: null,
+        created_at: created_at + 1,
+        code_purpose: 'confirm_email',
+      })
+      .execute();
+    await expectNoNewMail(account.email, 1);
+    const confirmed = await t.post('/api/confirm-email', {
+      email: account.email,
+      code: registrationCode,
+    });
+    expect(confirmed.statusCode).toBe(200);
+  });
+
   it("403 email_mismatch with another user's bearer token; 401 with an invalid one", async () => {
     const owner = await t.register();
     const other = await t.register();

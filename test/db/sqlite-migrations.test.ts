@@ -1,14 +1,12 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import SQLite from 'better-sqlite3';
 import type { KyselyPlugin } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 
-const run = promisify(execFile);
 const dirs: string[] = [];
 const opened: Db[] = [];
 
@@ -57,22 +55,20 @@ describe('SQLite migrations', () => {
     await expect(migrateToLatest(second)).resolves.toBeUndefined();
   });
 
-  it('two processes migrating one fresh file at once both succeed', async () => {
+  it('a transaction takes the write lock as it begins (IMMEDIATE): another process waits for it', async () => {
     const path = freshPath();
-    const migrate = () =>
-      run(process.execPath, ['--import', 'tsx', 'src/db/migrate-cli.ts'], {
-        env: { ...process.env, DATABASE_URL: `sqlite:${path}` },
-      });
-    const outcomes = await Promise.allSettled([migrate(), migrate()]);
-    expect(outcomes.map((o) => (o.status === 'fulfilled' ? 'ok' : String(o.reason)))).toEqual([
-      'ok',
-      'ok',
-    ]);
     const db = await open(path);
-    const applied = await db
-      .selectFrom('kysely_migration' as never)
-      .selectAll()
-      .execute();
-    expect(applied).toHaveLength(6);
+    await migrateToLatest(db);
+    const other = new SQLite(path);
+    other.pragma('busy_timeout = 0');
+    try {
+      // Nothing written yet: a deferred BEGIN would hold no lock here, and `npm run migrate` beside
+      // a starting service could read the migration state, then fail to write it.
+      await db.transaction().execute(async () => {
+        expect(() => other.exec('begin immediate')).toThrow(/locked|busy/i);
+      });
+    } finally {
+      other.close();
+    }
   });
 });
