@@ -87,7 +87,9 @@ describe.each(backends)('chat socket: frames, limits and heartbeat ($name)', (ba
     await silent.waitFor('ready');
     const closed = await silent.waitClosed(20 * HEARTBEAT_MS);
     expect(closed.code).toBe(1006); // cut, no closing handshake with a peer that does not answer
-    expect(pings).toBeGreaterThanOrEqual(2);
+    // The server cuts only after two unanswered pings; the first may reach the socket before this
+    // listener does (a round's last tick pings a socket that joined during the round at once).
+    expect(pings).toBeGreaterThanOrEqual(1);
     // Well past two intervals, the answering client is still there.
     await new Promise((resolve) => setTimeout(resolve, 5 * HEARTBEAT_MS));
     await answering.roundTrip();
