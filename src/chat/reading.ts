@@ -40,6 +40,8 @@ async function readState(
   userId: string,
 ): Promise<ReadState> {
   const lastReadSeq = await findReadSeq(ctx.db, conversationId, userId);
+  // The reader's account was deleted since its membership was looked up.
+  if (lastReadSeq === undefined) throw Errors.notFound();
   const unread = await unreadCounts(ctx.db, userId, [conversationId]);
   return { last_read_seq: lastReadSeq, unread_count: unread.get(conversationId) ?? 0 };
 }

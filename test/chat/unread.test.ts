@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findMembership } from '../../src/chat/membership.js';
+import { markRead } from '../../src/chat/reading.js';
+import type { ServiceContext } from '../../src/context.js';
 import { backends } from '../helpers/backends.js';
-import { TestApp } from '../helpers/test-app.js';
+import { STRONG_PASSWORD, TestApp } from '../helpers/test-app.js';
 import { ChatClient, openConversation, twoMembers } from './fixture.js';
 
 describe.each(backends)('unread counts ($name)', (backend) => {
@@ -31,6 +34,20 @@ describe.each(backends)('unread counts ($name)', (backend) => {
     await fan.delete(first.id);
     expect((await influencer.conversation(id)).unread_count).toBe(1);
     expect((await influencer.unread()).total_unread_count).toBe(1);
+  });
+
+  it("a read whose reader's account is deleted after its membership was found answers 404", async () => {
+    const { fan, influencer, id } = await twoMembers(t);
+    await influencer.sent(id, 'one');
+    const membership = await findMembership(t.db, fan.userId, id);
+    const deleted = await fan.call('DELETE', '/api/profile', { password: STRONG_PASSWORD });
+    expect(deleted.statusCode).toBe(200);
+    // markRead reads only the database; the rest of the context is not reached on this path.
+    const ctx = { db: t.db } as unknown as ServiceContext;
+    await expect(markRead(ctx, membership, undefined)).rejects.toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
   });
 
   it('read marks up to seq (default last_seq) and never moves back', async () => {
