@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../src/auth/housekeeping.js';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
 
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
 
 describe.each(backends)('housekeeping ($name)', (backend) => {
   let t: TestApp;
@@ -27,6 +29,35 @@ describe.each(backends)('housekeeping ($name)', (backend) => {
 
     await sweepExpired(t.db, t.clock.now() + 31 * 24 * 60 * MINUTE); // so has the session
     expect(await count('sessions', account.userId)).toBe(0);
+  });
+
+  it('deletes an e-mail that failed for good once it is a week old, and no other mail', async () => {
+    const now = t.clock.now();
+    const row = (id: string, failedAt: number | null) => ({
+      id,
+      recipient: `${id}@example.com`,
+      subject: 's',
+      sealed_body: 'x',
+      attempts: 1,
+      next_attempt_at: now + DAY,
+      locked_until: null,
+      last_error: failedAt === null ? null : '550 no such mailbox',
+      failed_at: failedAt,
+      created_at: now - 8 * DAY,
+      code_purpose: null,
+    });
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    await t.db
+      .insertInto('mail_outbox')
+      .values([
+        row(ids[0] as string, now - 8 * DAY),
+        row(ids[1] as string, now - 6 * DAY),
+        row(ids[2] as string, null),
+      ])
+      .execute();
+    await sweepExpired(t.db, now);
+    const left = await t.db.selectFrom('mail_outbox').select('id').where('id', 'in', ids).execute();
+    expect(left.map((r) => r.id).sort()).toEqual([ids[1], ids[2]].sort());
   });
 
   it('deletes a burnt code (five tries taken) before it expires', async () => {
