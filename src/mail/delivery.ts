@@ -15,8 +15,9 @@ export interface DeliveryTiming {
   readonly baseBackoffMs: number;
   readonly maxBackoffMs: number;
   /**
-   * A claimed message is not claimed again (by this or another instance) before this has passed;
-   * longer than one send can take (the SMTP timeouts add up to 40 s).
+   * A claimed message is not claimed again (by this or another instance) before this has passed.
+   * The claim is renewed every third of it while its send lasts (an SMTP server may answer each
+   * command just inside the socket timeout), so it runs out only when its instance is gone.
    */
   readonly claimMs: number;
 }
@@ -191,12 +192,15 @@ export class MailDelivery {
 
   private async deliver(message: QueuedMessage, compose: ComposeMail) {
     const { transport, log } = this.options;
+    const renewal = this.keepClaimed(message);
     try {
       await transport.send(await compose());
     } catch (error) {
+      clearInterval(renewal);
       await this.recordFailure(message, error);
       return;
     }
+    clearInterval(renewal);
     log.info({ mailId: message.id, attempts: message.attempts }, 'e-mail delivered');
     // Sent: a failure from here on must not send it again (a code e-mail would get a new code,
     // voiding the one just delivered). A row that cannot be deleted now is deleted when this
@@ -205,6 +209,23 @@ export class MailDelivery {
     await this.forget(message.id).catch((error: unknown) =>
       log.warn({ err: error, mailId: message.id }, 'e-mail delivered; its outbox row goes later'),
     );
+  }
+
+  /** Renews the claim of a message being sent (its attempt count is the claim's), until cleared. */
+  private keepClaimed(message: QueuedMessage): NodeJS.Timeout {
+    const { db, clock, timing, log } = this.options;
+    const timer = setInterval(() => {
+      db.updateTable('mail_outbox')
+        .set({ locked_until: clock() + timing.claimMs })
+        .where('id', '=', message.id)
+        .where('attempts', '=', message.attempts)
+        .execute()
+        .catch((error: unknown) =>
+          log.warn({ err: error, mailId: message.id }, 'mail claim not renewed'),
+        );
+    }, timing.claimMs / 3);
+    timer.unref();
+    return timer;
   }
 
   private async forget(id: string): Promise<void> {

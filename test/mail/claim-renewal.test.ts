@@ -1,0 +1,100 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MailDelivery } from '../../src/mail/delivery.js';
+import type { MailTransport } from '../../src/mail/transports.js';
+import { OutageLog } from '../../src/outage-log.js';
+import { createSecretBox } from '../../src/security/secret-box.js';
+import { backends } from '../helpers/backends.js';
+import { TestApp } from '../helpers/test-app.js';
+
+const DAY = 24 * 60 * 60_000;
+const CLAIM_MS = 600;
+
+// A send that outlasts the claim (an SMTP server answering each command just inside its socket
+// timeout) must not let another instance claim the message and send it a second time.
+
+describe.each(backends)('a mail claim held through a slow send ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  // The workers live a day ahead of the app's clock, so the app's own worker never finds the row due.
+  const clock = () => t.clock.now() + DAY;
+  const box = createSecretBox(randomBytes(32));
+  const log = pino({ level: 'silent' });
+
+  function worker(transport: MailTransport) {
+    return new MailDelivery({
+      db: t.db,
+      box,
+      transport,
+      log,
+      clock,
+      timing: { pollIntervalMs: 20, baseBackoffMs: 1_000, maxBackoffMs: 1_000, claimMs: CLAIM_MS },
+      planCodeMail: async () => undefined,
+      databaseOutage: new OutageLog({
+        dependency: 'database',
+        meanwhile: '',
+        counted: String,
+        log,
+      }),
+    });
+  }
+
+  it('is renewed while the send lasts, so no other instance sends the message', async () => {
+    const id = randomUUID();
+    await t.db
+      .insertInto('mail_outbox')
+      .values({
+        id,
+        recipient: `${id}@example.com`,
+        subject: 'Hello',
+        sealed_body: box.seal('text'),
+        attempts: 0,
+        next_attempt_at: t.clock.now() + DAY / 2,
+        locked_until: null,
+        last_error: null,
+        failed_at: null,
+        created_at: t.clock.now(),
+        code_purpose: null,
+      })
+      .execute();
+    let finishSlowSend!: () => void;
+    const slowSends: string[] = [];
+    const slow = worker({
+      send: (message) => {
+        slowSends.push(message.to);
+        return new Promise<void>((resolve) => (finishSlowSend = resolve));
+      },
+      close: () => undefined,
+    });
+    const otherSends: string[] = [];
+    const other = worker({
+      send: async (message) => void otherSends.push(message.to),
+      close: () => undefined,
+    });
+    slow.start();
+    await vi.waitFor(() => expect(slowSends).toHaveLength(1), { timeout: 5_000, interval: 10 });
+    other.start();
+    await new Promise((resolve) => setTimeout(resolve, 4 * CLAIM_MS));
+    expect(otherSends).toEqual([]);
+
+    finishSlowSend();
+    await vi.waitFor(
+      async () => {
+        const row = await t.db
+          .selectFrom('mail_outbox')
+          .select('id')
+          .where('id', '=', id)
+          .executeTakeFirst();
+        expect(row).toBeUndefined();
+      },
+      { timeout: 5_000, interval: 20 },
+    );
+    await Promise.all([slow.stop(), other.stop()]);
+    expect([slowSends.length, otherSends.length]).toEqual([1, 0]);
+  });
+});
