@@ -38,6 +38,31 @@ describe.each(backends)('HTTP edges: caching, prototype keys, Expect ($name)', (
     }).toEqual({ register: 'no-store', login: 'no-store', refresh: 'no-store' });
   });
 
+  // The router decodes percent-escapes (`/%61pi/login` is `/api/login`): the header must follow the
+  // route that answered, not the raw URL, or a token response escapes no-store.
+  it('token responses reached through a percent-encoded path carry Cache-Control: no-store', async () => {
+    const email = uniqueEmail();
+    const register = await t.post(
+      '/%61pi/register',
+      { email, password: STRONG_PASSWORD },
+      { ip: randomIp() },
+    );
+    expect(register.statusCode).toBe(201);
+    const login = await t.post(
+      '/%61pi/login',
+      { email, password: STRONG_PASSWORD },
+      { ip: randomIp() },
+    );
+    expect(login.statusCode).toBe(200);
+    const profile = await t.call('GET', '/%61pi/profile', { token: login.json().access_token });
+    expect(profile.statusCode).toBe(200);
+    expect({
+      register: register.headers['cache-control'],
+      login: login.headers['cache-control'],
+      profile: profile.headers['cache-control'],
+    }).toEqual({ register: 'no-store', login: 'no-store', profile: 'no-store' });
+  });
+
   // API.md: "Unknown request fields are ignored"; "malformed JSON 400".
   it('a well-formed body with an unknown "__proto__" field is not answered invalid_json', async () => {
     const response = await t.app.inject({
