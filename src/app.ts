@@ -26,6 +26,7 @@ import {
   requireHostHeader,
 } from './http/protocol-errors.js';
 import { noStoreForApi } from './http/no-store.js';
+import { noSniff } from './http/nosniff.js';
 import { logRequests } from './http/request-log.js';
 import { trackRoutes } from './http/route-table.js';
 import { ErrorBody } from './http/schemas.js';
@@ -188,6 +189,7 @@ export async function buildApp(
   requireHostHeader(app);
   refuseUnknownExpectations(app);
   noStoreForApi(app);
+  noSniff(app);
   drainOnClose(app);
   app.setNotFoundHandler(trackRoutes(app));
   // A body-less POST is validated as `{}`, so missing fields are reported one by one.

@@ -63,6 +63,29 @@ describe.each(backends)('HTTP edges: caching, prototype keys, Expect ($name)', (
     }).toEqual({ register: 'no-store', login: 'no-store', profile: 'no-store' });
   });
 
+  // Answers echo user-written text (chat messages, bios): a browser must never sniff them as HTML.
+  it('every answer carries X-Content-Type-Options: nosniff', async () => {
+    const account = await t.register(uniqueEmail(), STRONG_PASSWORD);
+    const answers = {
+      profile: await t.call('GET', '/api/profile', { token: account.accessToken }),
+      unauthorized: await t.call('GET', '/api/profile'),
+      notFound: await t.call('GET', '/api/nothing-here'),
+      invalidJson: await t.app.inject({
+        method: 'POST',
+        url: '/api/login',
+        remoteAddress: randomIp(),
+        headers: { 'content-type': 'application/json' },
+        payload: '{"email":',
+      }),
+      health: await t.call('GET', '/healthz'),
+      docs: await t.call('GET', '/docs/'),
+    };
+    const headers = Object.fromEntries(
+      Object.entries(answers).map(([name, r]) => [name, r.headers['x-content-type-options']]),
+    );
+    expect(headers).toEqual(Object.fromEntries(Object.keys(answers).map((n) => [n, 'nosniff'])));
+  });
+
   // API.md: "Unknown request fields are ignored"; "malformed JSON 400".
   it('a well-formed body with an unknown "__proto__" field is not answered invalid_json', async () => {
     const response = await t.app.inject({
