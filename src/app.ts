@@ -74,7 +74,24 @@ export interface AppOverrides {
   readonly chatLimits?: Partial<ChatLimitRules>;
   /** The chat socket's timing (e.g. a heartbeat of 100 ms instead of 30 s). */
   readonly realtime?: GatewayOptions;
+  /** How long a request may take to arrive (e.g. 500 ms instead of 30 s). */
+  readonly requestTiming?: RequestTiming;
 }
+
+/** How long a client may take to send a whole request, headers and body, and how often Node looks. */
+export interface RequestTiming {
+  readonly timeoutMs: number;
+  readonly checkIntervalMs: number;
+}
+
+/**
+ * A request (at most 16 KiB) not fully received within 30 s is answered `408` and its connection
+ * closed (protocol-errors.ts), checked every 30 s (Node's default). Fastify turns Node's own limit
+ * off (its `requestTimeout` defaults to 0), so without this a client that sends its headers and then
+ * a byte now and then, or nothing, holds its connection and request for ever: enough of them and
+ * the process runs out of sockets. An upgraded chat socket is no longer a request: not affected.
+ */
+export const DEFAULT_REQUEST_TIMING: RequestTiming = { timeoutMs: 30_000, checkIntervalMs: 30_000 };
 
 /**
  * Node's HTTP server options. Only a WebSocket handshake is an upgrade: any other `Upgrade` (`h2c`
@@ -95,6 +112,7 @@ export async function buildApp(
   overrides: AppOverrides = {},
 ): Promise<FastifyInstance> {
   const clock = overrides.clock ?? Date.now;
+  const requestTiming = overrides.requestTiming ?? DEFAULT_REQUEST_TIMING;
   const app = Fastify({
     // Secrets never reach the log, even if someone logs a body or headers later.
     logger: loggerOptions(config.logLevel, overrides.logStream),
@@ -108,7 +126,13 @@ export async function buildApp(
     frameworkErrors: (error, request, reply) => renderError(error, request, reply),
     // So do requests Node cannot parse, and those without Host (protocol-errors.ts).
     clientErrorHandler: answerProtocolError,
-    http: HTTP_OPTIONS,
+    http: {
+      ...HTTP_OPTIONS,
+      // Headers are part of the request: they get no longer than all of it (Node requires <=).
+      headersTimeout: requestTiming.timeoutMs,
+      connectionsCheckingInterval: requestTiming.checkIntervalMs,
+    },
+    requestTimeout: requestTiming.timeoutMs,
     // "Unknown request fields are ignored" (API.md), these two included: dropped, not refused.
     onProtoPoisoning: 'remove',
     onConstructorPoisoning: 'remove',
