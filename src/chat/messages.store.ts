@@ -173,7 +173,11 @@ export async function messagesSentBy(
     .execute();
 }
 
-/** The tombstone of a deleted account's message: no text, no sender. */
+/**
+ * The tombstone of a deleted account's message: no text, no sender, and no digest of the text
+ * (an unkeyed SHA-256, which would let anyone holding the database guess short texts): it only
+ * served replays by the sender, who is gone.
+ */
 export async function tombstoneForDeletedSender(
   db: Executor,
   id: string,
@@ -183,6 +187,7 @@ export async function tombstoneForDeletedSender(
     .updateTable('chat_messages')
     .set((eb) => ({
       text: null,
+      text_digest: '',
       sender_id: null,
       version: change.version,
       deleted_at: eb.fn.coalesce('deleted_at', eb.val(change.now)),

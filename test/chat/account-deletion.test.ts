@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteAccountRecords } from '../../src/accounts/deletion.js';
@@ -59,6 +60,35 @@ describe.each(backends)('deleting an account, for chat ($name)', (backend) => {
     const page = (await influencer.get(`/api/chat/conversations/${id}/messages`)).json();
     expect(page.messages.map((m: ChatMessageBody) => m.seq)).toEqual([1, 2, 3]);
     expect(page.messages[2]).toMatchObject({ id: theirs.id, text: 'reply' });
+  });
+
+  // "Its messages become tombstones": nothing derived from their text may stay behind either. The
+  // replay digest (an unkeyed SHA-256 of the text) served only replays by their sender, who is gone;
+  // left in the row, it lets anyone with the database or a backup confirm or guess short texts.
+  it("keeps nothing of the account's texts in the database, not even a digest of them", async () => {
+    const { fan, influencer, id } = await conversation();
+    const texts = ['yes', 'call me on 555 0100'];
+    const mine = [await fan.sent(id, texts[0]), await fan.sent(id, texts[1])];
+    await influencer.sent(id, 'reply');
+    await fan.delete(mine[0]?.id as string);
+
+    expect((await deleteAccount(fan)).statusCode).toBe(200);
+
+    const rows = await t.db
+      .selectFrom('chat_messages')
+      .selectAll()
+      .where(
+        'id',
+        'in',
+        mine.map((m) => m.id),
+      )
+      .execute();
+    expect(rows).toHaveLength(2);
+    const digests = texts.map((text) => createHash('sha256').update(text).digest('base64url'));
+    for (const row of rows) {
+      expect(row.text).toBeNull();
+      expect(digests).not.toContain(row.text_digest);
+    }
   });
 
   it('the peer keeps the conversation, with peer.id null and can_send false (403 cannot_message)', async () => {
