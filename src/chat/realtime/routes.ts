@@ -34,6 +34,13 @@ export async function registerWebSockets(
       socket.terminate();
     },
   });
+  // An upgrade to a route that takes no socket is refused with an HTTP answer once the route's own
+  // checks (authentication first) have passed, before its handler: @fastify/websocket would accept
+  // it, close it, and log its whole URL at info, a token a client put in the query string included
+  // (API.md: never a token in the URL).
+  app.addHook('preHandler', async (request) => {
+    if (request.ws && request.routeOptions.config.access !== 'socket') throw Errors.notFound();
+  });
   return gateway;
 }
 

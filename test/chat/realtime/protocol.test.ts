@@ -111,6 +111,19 @@ describe.each(backends)('chat socket: frames, limits and heartbeat ($name)', (ba
       SocketClient.connect(rt.url.replace('/api/chat/ws', '/api/profile')),
     ).rejects.toThrow(/401/);
   });
+
+  // API.md: never a token in the URL, which ends up in logs. A client that puts one there anyway,
+  // on a path whose route takes no socket, must not find it in ours: @fastify/websocket accepted
+  // such an upgrade, closed it, and logged its whole URL at info.
+  it('refuses an upgrade to a route without a socket before it is accepted, and logs no token from its URL', async () => {
+    const signature = alice.accessToken.split('.')[2] as string;
+    for (const path of ['/healthz', '/api/influencers', '/api/influencers/categories']) {
+      const url = rt.url.replace('/api/chat/ws', path) + `?access_token=${alice.accessToken}`;
+      await expect(SocketClient.connect(url), path).rejects.toThrow(/404/);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(rt.t.logs.filter((line) => line.includes(signature))).toEqual([]);
+  });
 });
 
 describe.each(backends)('chat socket: shutdown ($name)', (backend) => {
