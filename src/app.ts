@@ -57,6 +57,7 @@ import { createRefreshTokens } from './security/refresh-tokens.js';
 import { createSecretBox } from './security/secret-box.js';
 import { deriveServerKeys, resolveAppSecret } from './security/server-keys.js';
 import { createCursorCodec } from './http/cursor.js';
+import { createTextDigests } from './chat/message-text.js';
 import { deleteInfluencerData } from './influencer/account-deletion.js';
 import { influencerRoutes } from './influencer/routes.js';
 import { Influencer } from './influencer/fields.js';
@@ -199,6 +200,7 @@ export async function buildApp(
     outbox: createOutbox(box, () => delivery.wake()),
     events,
     cursors: createCursorCodec(keys.cursorHmac),
+    textDigests: createTextDigests(keys.messageDigest),
     accountDeletionHooks: [tombstoneMessagesOf({ clock, events }), deleteInfluencerData],
     blockHooks: [removeFollowsOnBlock],
     conversationsPastPolicy: (userId, peerIds) => peersPastPolicy(db, userId, peerIds),

@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { EventBus } from './events/bus.js';
 import type { CursorCodec } from './http/cursor.js';
+import type { TextDigests } from './chat/message-text.js';
 import type { Limits } from './limits/policies.js';
 import type { Outbox } from './mail/outbox.js';
 import type { AccessTokens } from './security/access-tokens.js';
@@ -30,6 +31,8 @@ export interface ServiceContext {
   readonly events: EventBus;
   /** Signs and reads the keyset cursors of every paged list. */
   readonly cursors: CursorCodec;
+  /** Digests of chat message texts, which a replay of a send is compared with. */
+  readonly textDigests: TextDigests;
   /** Each group's part of deleting an account, run in the deletion's transaction. */
   readonly accountDeletionHooks: readonly AccountDeletionHook[];
   /** Each group's part of one account blocking another, run in the block's transaction. */

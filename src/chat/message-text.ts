@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { Errors } from '../errors.js';
 
 export const TEXT_MAX_CODE_POINTS = 2000;
@@ -27,7 +27,30 @@ export function parseMessageText(raw: string): string {
   return text;
 }
 
-/** What a replay is compared with: the text first sent with a key survives edits and deletion. */
-export function textDigest(text: string): string {
+/**
+ * What a replay is compared with: the digest of the text first sent with a key, which the message
+ * keeps through edits and deletion.
+ */
+export interface TextDigests {
+  /**
+   * HMAC-SHA-256 under a key derived from APP_SECRET, so that the digest a deleted or edited
+   * message keeps cannot be checked against guesses ("yes", a phone number) by whoever reads the
+   * database or a backup, as an unkeyed hash could.
+   */
+  of(text: string): string;
+  /** Whether `stored` is the digest of `text`: keyed, or unkeyed as messages stored before carry. */
+  matches(stored: string, text: string): boolean;
+}
+
+export function createTextDigests(key: Buffer): TextDigests {
+  const of = (text: string) => createHmac('sha256', key).update(text).digest('base64url');
+  return {
+    of,
+    matches: (stored, text) => stored === of(text) || stored === legacyTextDigest(text),
+  };
+}
+
+/** The unkeyed digest that messages stored before `TextDigests` carry (their replays still match). */
+export function legacyTextDigest(text: string): string {
   return createHash('sha256').update(text).digest('base64url');
 }

@@ -4,7 +4,7 @@ import { Errors } from '../errors.js';
 import type { ChatSendStart } from '../limits/policies.js';
 import { publishMessageEvent, writeInVersionOrder } from './events.js';
 import type { Membership } from './membership.js';
-import { parseMessageText, textDigest } from './message-text.js';
+import { parseMessageText } from './message-text.js';
 import { findMessageByClientKey, type MessageRow } from './messages.store.js';
 import { storeSentMessage, type UnnumberedMessage } from './send.store.js';
 import { sendFactsOf, sendRefusal } from './send-rules.js';
@@ -38,10 +38,10 @@ export async function sendMessage(
   input: SendInput,
 ): Promise<SendResult> {
   const text = parseMessageText(input.text);
-  const digest = textDigest(text);
+  const digest = ctx.textDigests.of(text);
   /** The replay of this key if there is one; else `refusal` stands. */
   const replayOr = async (refusal: unknown): Promise<SendResult> => {
-    const replay = await findReplay(ctx, membership, input.client_message_id, digest);
+    const replay = await findReplay(ctx, membership, input.client_message_id, text);
     if (replay === undefined) throw refusal;
     return replay;
   };
@@ -122,11 +122,14 @@ async function findReplay(
   ctx: ServiceContext,
   { userId, conversation }: Membership,
   clientMessageId: string,
-  digest: string,
+  text: string,
 ): Promise<SendResult | undefined> {
   const stored = await findMessageByClientKey(ctx.db, userId, clientMessageId);
   if (stored === undefined) return undefined;
-  if (stored.conversation_id !== conversation.id || stored.text_digest !== digest)
+  if (
+    stored.conversation_id !== conversation.id ||
+    !ctx.textDigests.matches(stored.text_digest, text)
+  )
     throw Errors.idempotencyKeyReused();
   return { message: chatMessageView(stored, userId), replayed: true };
 }

@@ -10,6 +10,8 @@ export interface ServerKeys {
   readonly secretBox: Buffer;
   /** Signs paging cursors (http/cursor.ts). */
   readonly cursorHmac: Buffer;
+  /** Keys the digests of chat message texts (chat/message-text.ts). */
+  readonly messageDigest: Buffer;
 }
 
 export function deriveServerKeys(appSecret: string): ServerKeys {
@@ -19,6 +21,7 @@ export function deriveServerKeys(appSecret: string): ServerKeys {
     refreshToken: derive('refresh-token derivation v1'),
     secretBox: derive('secret box v1'),
     cursorHmac: derive('paging cursor hmac v1'),
+    messageDigest: derive('chat message text digest v1'),
   };
 }
 

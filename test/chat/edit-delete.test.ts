@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
@@ -99,6 +100,42 @@ describe.each(backends)('editing and deleting messages ($name)', (backend) => {
       ],
     );
     expect(page.messages[0]).not.toHaveProperty('client_message_id');
+  });
+
+  // A deleted message has `text: null`, and an edited one its new text only: what the row keeps to
+  // recognise a replay of the first text must not let whoever reads the database (or a backup)
+  // check guesses at the text (an unkeyed SHA-256 of "yes" or of a phone number is looked up at
+  // once). A replay still answers as before.
+  it('keeps no unkeyed digest of a deleted or edited-away text, and replays still answer 200', async () => {
+    const { fan, id } = await twoMembers(t);
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
+    const deleted = await fan.sent(id, 'yes');
+    expect((await fan.delete(deleted.id)).statusCode).toBe(200);
+    const edited = await fan.sent(id, 'call me on 555 0100');
+    expect((await fan.edit(edited.id, 'never mind')).statusCode).toBe(200);
+
+    const rows = await t.db
+      .selectFrom('chat_messages')
+      .select(['id', 'text', 'text_digest'])
+      .where('id', 'in', [deleted.id, edited.id])
+      .orderBy('seq')
+      .execute();
+    expect(rows.map((r) => r.text)).toEqual([null, 'never mind']);
+    expect(rows[0]?.text_digest).not.toBe(sha256('yes'));
+    expect(rows[1]?.text_digest).not.toBe(sha256('call me on 555 0100'));
+
+    const replays = [
+      await fan.send(id, 'yes', deleted.client_message_id),
+      await fan.send(id, 'call me on 555 0100', edited.client_message_id),
+    ];
+    expect(replays.map((r) => [r.statusCode, r.headers['idempotent-replayed']])).toEqual([
+      [200, 'true'],
+      [200, 'true'],
+    ]);
+    expect(errorOf(await fan.send(id, 'no', deleted.client_message_id))).toEqual([
+      422,
+      'idempotency_key_reused',
+    ]);
   });
 
   it('concurrent deletes of one message raise the version once', async () => {

@@ -8,7 +8,7 @@ import {
   raiseReadSeq,
   type ConversationRow,
 } from '../../src/chat/conversations.store.js';
-import { parseMessageText, textDigest } from '../../src/chat/message-text.js';
+import { legacyTextDigest, parseMessageText } from '../../src/chat/message-text.js';
 import type { MessageRow } from '../../src/chat/messages.store.js';
 import type { Db } from '../../src/db/database.js';
 import { newProfile } from '../../src/influencer/profiles.js';
@@ -107,7 +107,7 @@ function messageRow(
     version: seq,
     sender_id: senderId,
     client_message_id: randomUUID(),
-    text_digest: textDigest(parsed),
+    text_digest: legacyTextDigest(parsed),
     text: parsed,
     created_at: createdAt,
     edited_at: null,
