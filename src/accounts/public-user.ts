@@ -37,6 +37,20 @@ export function isEmailAddress(raw: string): boolean {
   return email.length <= EMAIL_MAX_LENGTH && EMAIL_PATTERN.test(email);
 }
 
+/**
+ * Whether a character of `email` lower-cases into ASCII without being ASCII (U+212A KELVIN SIGN
+ * becomes "k"; today the only one). Addresses are compared lower-cased, so such an address would
+ * be another one's: registered first, it takes that address from its owner, and mail for it goes
+ * to the look-alike as stored, not to the owner.
+ */
+function lowerCasesIntoAscii(email: string): boolean {
+  for (const char of email) {
+    const lower = char.toLowerCase();
+    if (char > '\x7f' && [...lower].every((c) => c <= '\x7f')) return true;
+  }
+  return false;
+}
+
 /** Trims and validates an e-mail address (API.md, Values), or answers validation_failed. */
 export function parseEmailAddress(raw: string, field = 'email'): string {
   const email = raw.trim();
@@ -45,7 +59,7 @@ export function parseEmailAddress(raw: string, field = 'email'): string {
       { field, message: `must be at most ${EMAIL_MAX_LENGTH} characters` },
     ]);
   }
-  if (!EMAIL_PATTERN.test(email))
+  if (!EMAIL_PATTERN.test(email) || lowerCasesIntoAscii(email))
     throw Errors.validationFailed([{ field, message: 'must be an e-mail address' }]);
   return email;
 }

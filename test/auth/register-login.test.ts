@@ -176,6 +176,23 @@ describe.each(backends)('POST /api/register ($name)', (backend) => {
     expect(rows).toHaveLength(0);
   });
 
+  // U+212A KELVIN SIGN lower-cases to "k": "\u212Aate@x.test" was stored as given, compared as
+  // "kate@x.test", so it took that address from its owner (409 email_taken), and a reset for it
+  // mailed the code to the stored look-alike, not to the owner. Squatting any address with a "k".
+  it('refuses an address with a character that lower-cases into an ASCII letter (K, the Kelvin sign)', async () => {
+    const owner = `kate.${randomBytes(4).toString('hex')}@example.test`;
+    const squatted = await register({
+      email: owner.replace('k', '\u212A'),
+      password: STRONG_PASSWORD,
+    });
+    expect(squatted.statusCode).toBe(400);
+    expect(squatted.json()).toMatchObject({
+      error: 'validation_failed',
+      details: [{ field: 'email' }],
+    });
+    expect((await register({ email: owner, password: STRONG_PASSWORD })).statusCode).toBe(201);
+  });
+
   it('accepts an address of exactly 254 characters', async () => {
     const email = emailOfLength(254);
     expect(email).toHaveLength(254);
