@@ -901,7 +901,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         'application/json': {
           all?: boolean;
@@ -1376,7 +1376,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         'application/json': {
           /** @description 1–100 characters, no control characters. */
@@ -1664,7 +1664,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         'application/json': {
           /** @description 3–30 of a–z, 0–9 and _, after lower-casing (stored lower-cased). `me`, `following` and `categories` are reserved (409 handle_taken). */
@@ -2581,7 +2581,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         'application/json': {
           seq?: number;

@@ -55,6 +55,8 @@ export const openApiDocument = fp(
         },
       },
       transform: ({ schema, url, route }) => ({ schema: documented(schema, url, route), url }),
+      transformObject: (document) =>
+        withOptionalBodies('openapiObject' in document ? document.openapiObject : {}),
       refResolver: {
         buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
       },
@@ -80,6 +82,26 @@ function documented(
   response['5xx'] ??= Type.Ref(ErrorBody);
   if (api) response['4xx'] ??= Type.Ref(ErrorBody);
   return { ...schema, security: securityOf(api, access), response };
+}
+
+interface DocumentedBody {
+  required?: boolean;
+  content?: Record<string, { schema?: { required?: readonly string[] } }>;
+}
+
+/**
+ * @fastify/swagger marks every request body required; but a body-less request is validated as `{}`
+ * (app.ts), so a body whose every field is optional (`POST /api/logout`, `PATCH /api/profile`) may
+ * be left out, and the document says so.
+ */
+function withOptionalBodies<T extends object>(document: T): T {
+  const paths = (document as { paths?: Record<string, Record<string, unknown>> }).paths ?? {};
+  for (const operation of Object.values(paths).flatMap((operations) => Object.values(operations))) {
+    const body = (operation as { requestBody?: DocumentedBody }).requestBody;
+    const fields = body?.content?.['application/json']?.schema?.required ?? [];
+    if (body !== undefined) body.required = fields.length > 0;
+  }
+  return document;
 }
 
 function securityOf(api: boolean, access: RouteAccess | undefined): Record<string, string[]>[] {

@@ -12,6 +12,10 @@ import { TestApp } from '../helpers/test-app.js';
 interface Operation {
   operationId?: string;
   security?: Record<string, string[]>[];
+  requestBody?: {
+    required?: boolean;
+    content: { 'application/json': { schema: { required?: string[] } } };
+  };
   responses: Record<string, { content?: { 'application/json'?: { schema?: unknown } } }>;
 }
 interface Document {
@@ -148,5 +152,36 @@ describe.each(backends)('error answers in practice ($name)', (backend) => {
     const codes = answers.map((a) => a.json().error as string);
     expect(new Set(codes).size).toBe(answers.length);
     for (const code of codes) expect(ERROR_CODES).toContain(code);
+  });
+});
+
+describe.each(backends)('request bodies in practice ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  it('a body whose every field is optional may be left out, and the document says so', async () => {
+    // API.md: `POST /api/logout` takes an optional `all`, `PATCH /api/profile` optional fields.
+    const account = await t.register();
+    const patched = await t.call('PATCH', '/api/profile', { token: account.accessToken });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const loggedOut = await t.call('POST', '/api/logout', { token: account.accessToken });
+    expect(loggedOut.statusCode, loggedOut.body).toBe(200);
+
+    const served = (await t.call('GET', '/openapi.json')).json() as Document;
+    const bodies = Object.entries(served.paths).flatMap(([path, operations]) =>
+      Object.entries(operations).flatMap(([method, operation]) =>
+        operation.requestBody === undefined ? [] : [[`${method} ${path}`, operation.requestBody]],
+      ),
+    ) as [string, NonNullable<Operation['requestBody']>][];
+    expect(bodies.map(([name]) => name)).toEqual(
+      expect.arrayContaining(['post /api/logout', 'patch /api/profile']),
+    );
+    for (const [name, body] of bodies) {
+      const fields = body.content['application/json'].schema.required ?? [];
+      expect({ name, required: body.required }).toEqual({ name, required: fields.length > 0 });
+    }
   });
 });
