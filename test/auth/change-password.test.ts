@@ -152,6 +152,13 @@ describe.each(backends)('POST /api/change-password ($name)', (backend) => {
       expect((await change(account, STRONG_PASSWORD, longest)).statusCode).toBe(200);
     });
 
+    it('400 weak_password for a new password far over 128 code points too', async () => {
+      const account = await t.register();
+      for (const length of [129, 4097, 8000])
+        expectWeakNewPassword(await change(account, STRONG_PASSWORD, 'Zq7'.repeat(length / 3 + 1)));
+      expect(await loginStatus(account.email, STRONG_PASSWORD)).toBe(200);
+    });
+
     it('400 same_password when the new password equals the current one', async () => {
       const account = await t.register();
       expectError(await change(account, STRONG_PASSWORD, STRONG_PASSWORD), 400, 'same_password');

@@ -224,6 +224,20 @@ describe.each(backends)('POST /api/register ($name)', (backend) => {
     expect(login.statusCode).toBe(401);
   });
 
+  it('"any rule broken answers 400 weak_password": a password far over 128 code points too', async () => {
+    for (const length of [129, 4097, 8000]) {
+      const response = await register({
+        email: uniqueEmail(),
+        password: 'Zq7'.repeat(length / 3 + 1),
+      });
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.json()).toMatchObject({
+        error: 'weak_password',
+        details: [{ field: 'password', message: expect.any(String) }],
+      });
+    }
+  });
+
   it('takes an optional name, which the user object carries', async () => {
     const email = uniqueEmail();
     const response = await register({ email, password: STRONG_PASSWORD, name: 'Ada Lovelace' });

@@ -136,6 +136,19 @@ describe.each(backends)('forgot-password and reset-password ($name)', (backend) 
       expect((await reset(account.email, code)).statusCode).toBe(200);
     });
 
+    it('400 weak_password for a new password far over 128 code points too, before the code', async () => {
+      const { account, code } = await accountWithResetCode();
+      for (const length of [129, 4097, 8000]) {
+        const response = await reset(account.email, code, 'Zq7'.repeat(length / 3 + 1));
+        expect(response.statusCode, response.body).toBe(400);
+        expect(response.json()).toMatchObject({
+          error: 'weak_password',
+          details: [{ field: 'new_password', message: expect.any(String) }],
+        });
+      }
+      expect((await reset(account.email, code)).statusCode).toBe(200);
+    });
+
     it('400 invalid_code for a wrong code; one wrong try does not burn it', async () => {
       const { account, code } = await accountWithResetCode();
       expectError(await reset(account.email, wrongCode(code)), 400, 'invalid_code');
