@@ -21,7 +21,8 @@ const Password = Type.String({
 const NewPassword = Type.String({
   description: 'Any Unicode text; policy: 8–128 code points after NFC.',
 });
-const Code = Type.String({ maxLength: 64, description: 'The 6-digit code from the e-mail.' });
+// No outer bound but the body's size: a code of any length is a wrong code (400 invalid_code).
+const Code = Type.String({ description: 'The 6-digit code from the e-mail.' });
 export const Name = Type.String({
   minLength: 1,
   maxLength: 100,

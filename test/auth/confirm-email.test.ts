@@ -96,6 +96,15 @@ describe.each(backends)('POST /api/confirm-email ($name)', (backend) => {
     expect((await confirm(account.email, code, account.accessToken)).statusCode).toBe(200);
   });
 
+  it('a code of any length is a wrong code like any other: 400 invalid_code (one answer for all)', async () => {
+    const account = await t.register();
+    const code = await t.codeFor(account.email);
+    for (const wrong of ['', '1'.repeat(7), '1'.repeat(65), '1'.repeat(1000)])
+      expectInvalidCode(await confirm(account.email, wrong, account.accessToken));
+    expect((await profileOf(account)).email_confirmed).toBe(false);
+    expect((await confirm(account.email, code, account.accessToken)).statusCode).toBe(200);
+  });
+
   it('"valid 10 minutes": the code is refused once 10 minutes have passed', async () => {
     const account = await t.register();
     const code = await t.codeFor(account.email);

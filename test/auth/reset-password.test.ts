@@ -149,6 +149,13 @@ describe.each(backends)('forgot-password and reset-password ($name)', (backend) 
       expect((await reset(account.email, code)).statusCode).toBe(200);
     });
 
+    it('400 invalid_code for a code of any length, like any other wrong code', async () => {
+      const account = await t.register();
+      for (const wrong of ['1'.repeat(7), '1'.repeat(65), '1'.repeat(1000)])
+        expectError(await reset(account.email, wrong), 400, 'invalid_code');
+      expect(await loginStatus(account.email, STRONG_PASSWORD)).toBe(200);
+    });
+
     it('400 invalid_code for a wrong code; one wrong try does not burn it', async () => {
       const { account, code } = await accountWithResetCode();
       expectError(await reset(account.email, wrongCode(code)), 400, 'invalid_code');
