@@ -314,5 +314,12 @@ describe.each(backends)('access and refresh tokens ($name)', (backend) => {
       const still = await refresh(current);
       expect(still.statusCode).toBe(200);
     });
+
+    it('rejects a refresh token of any length with 401 invalid_refresh_token, a long one too', async () => {
+      const account = await t.register();
+      for (const invalid of ['', 'a'.repeat(513), `${account.refreshToken}${'x'.repeat(600)}`])
+        expectInvalidRefresh(await refresh(invalid));
+      expect((await refresh(account.refreshToken)).statusCode).toBe(200);
+    });
   });
 });
