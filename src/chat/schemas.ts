@@ -40,7 +40,8 @@ export const startConversationSchema = {
   operationId: 'startConversation',
   summary: 'Start a conversation with an influencer, or get the pair’s existing one',
   body: Type.Object({
-    influencer_id: Type.String({ maxLength: 64, description: 'The influencer’s id (user id).' }),
+    // No outer bound but the body's size: a string that names no influencer is 404 (API.md).
+    influencer_id: Type.String({ description: 'The influencer’s id (user id).' }),
   }),
   response: withErrors({
     201: WithConversation('Created.'),

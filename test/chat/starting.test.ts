@@ -101,6 +101,13 @@ describe.each(backends)('starting conversations ($name)', (backend) => {
     }
   });
 
+  it('404 for a string of any length that names no influencer, a long one too', async () => {
+    const { fan } = await pair();
+    for (const id of ['x'.repeat(65), `${randomUUID()}${'0'.repeat(100)}`]) {
+      expect(errorOf(await start(fan, id))).toEqual([404, 'not_found']);
+    }
+  });
+
   it('400 cannot_message_self; 400 validation_failed without influencer_id', async () => {
     const { influencer } = await pair();
     expect(errorOf(await start(influencer, influencer.userId))).toEqual([
