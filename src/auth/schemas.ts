@@ -21,6 +21,12 @@ const Password = Type.String({
 const NewPassword = Type.String({
   description: 'Any Unicode text; policy: 8–128 code points after NFC.',
 });
+// Login's: no outer bound but the body's size, so an address or password that cannot be an
+// account's fails like any wrong one, 401 invalid_credentials (API.md).
+const LoginEmail = Type.String({
+  description: 'E-mail address; trimmed, compared case-insensitively.',
+});
+const LoginPassword = Type.String({ description: 'The account’s password.' });
 // No outer bound but the body's size: a code of any length is a wrong code (400 invalid_code).
 const Code = Type.String({ description: 'The 6-digit code from the e-mail.' });
 export const Name = Type.String({
@@ -68,7 +74,7 @@ export const loginSchema = {
   tags,
   operationId: 'login',
   summary: 'Sign in with e-mail and password',
-  body: Type.Object({ email: Email, password: Password }),
+  body: Type.Object({ email: LoginEmail, password: LoginPassword }),
   response: withErrors({ 200: signedIn('Login successful') }),
 };
 

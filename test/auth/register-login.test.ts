@@ -306,6 +306,20 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
     expect(profile.statusCode).toBe(200);
   });
 
+  it('an overlong address or password is just a wrong one: the same 401 invalid_credentials', async () => {
+    const account = await t.register();
+    const wrong = await login(account.email, WRONG_PASSWORD);
+    expect(wrong.statusCode).toBe(401);
+    for (const [email, password] of [
+      [account.email, 'Zq7'.repeat(1500)],
+      [`${'a'.repeat(1100)}@example.test`, account.password],
+    ] as const) {
+      const response = await login(email, password);
+      expect(response.statusCode, response.body).toBe(401);
+      expect(response.body).toBe(wrong.body);
+    }
+  });
+
   it('allows login before the e-mail is confirmed', async () => {
     const account = await t.register();
     const response = await login(account.email, account.password);
