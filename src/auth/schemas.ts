@@ -12,8 +12,9 @@ const Email = Type.String({
   maxLength: 1024,
   description: 'E-mail address; trimmed, compared case-insensitively.',
 });
+// The current password: no outer bound but the body's size, so an overlong one is just wrong
+// (400 incorrect_password, API.md).
 const Password = Type.String({
-  maxLength: 4096,
   description: 'Any Unicode text; policy: 8–128 code points after NFC.',
 });
 // A password the policy judges has no outer bound but the body's size (16 KiB): any length over

@@ -117,6 +117,13 @@ describe.each(backends)('POST /api/change-password ($name)', (backend) => {
       expect(await loginStatus(account.email, NEW_PASSWORD)).toBe(401);
     });
 
+    it('400 incorrect_password for an overlong current password, like any wrong one', async () => {
+      const account = await t.register();
+      const response = await change(account, 'Zq7'.repeat(1500), NEW_PASSWORD);
+      expectError(response, 400, 'incorrect_password');
+      expect(await loginStatus(account.email, STRONG_PASSWORD)).toBe(200);
+    });
+
     it('checks the current password before the new one: wrong current + weak new is incorrect_password', async () => {
       const account = await t.register();
       expectError(

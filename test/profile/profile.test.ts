@@ -211,6 +211,17 @@ describe.each(backends)('profile ($name)', (backend) => {
       expect((await getProfile(account)).statusCode).toBe(200);
     });
 
+    it('an overlong password is just a wrong one: 400 incorrect_password', async () => {
+      const account = await t.register();
+      const response = await t.call('DELETE', '/api/profile', {
+        token: account.accessToken,
+        body: { password: 'Zq7'.repeat(1500) },
+      });
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.json().error).toBe('incorrect_password');
+      expect((await getProfile(account)).statusCode).toBe(200);
+    });
+
     it('a missing password is validation_failed', async () => {
       const account = await t.register();
       const response = await t.call('DELETE', '/api/profile', {
