@@ -7,9 +7,9 @@ import { MessageBody, nullable, withErrors } from '../http/schemas.js';
  * the password policy) live in the services and answer with the same error shape.
  */
 
-// Generous outer bounds only: the e-mail and password rules give the precise errors.
+// No outer bound but the body's size: the address is trimmed first, then the e-mail rule (at most
+// 254 characters) gives the precise error, so any amount of white space around it is allowed.
 const Email = Type.String({
-  maxLength: 1024,
   description: 'E-mail address; trimmed, compared case-insensitively.',
 });
 // The current password: no outer bound but the body's size, so an overlong one is just wrong

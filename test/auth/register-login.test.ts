@@ -200,6 +200,22 @@ describe.each(backends)('POST /api/register ($name)', (backend) => {
     expect(response.statusCode).toBe(201);
   });
 
+  it('"trimmed; at most 254 characters": any amount of white space around the address is trimmed first', async () => {
+    const email = emailOfLength(254);
+    const response = await register({
+      email: `${' '.repeat(900)}${email}\t\n `,
+      password: STRONG_PASSWORD,
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    expect(response.json().user.email).toBe(email);
+    const longer = await register({
+      email: `${' '.repeat(900)}${emailOfLength(255)}`,
+      password: STRONG_PASSWORD,
+    });
+    expect(longer.statusCode).toBe(400);
+    expect(longer.json().error).toBe('validation_failed');
+  });
+
   it.each([
     ['shorter than 8 characters', () => 'Ab3-xyz'],
     ['longer than 128 characters', () => 'long-Word-'.repeat(13)],
