@@ -100,8 +100,8 @@ export const listSchema = {
   summary: 'The directory: search, filter by category, sort, page',
   querystring: Type.Object({
     q: Type.Optional(
+      // No outer bound but the URL's: q is trimmed first, then must be 1–100 code points.
       Type.String({
-        maxLength: 400,
         description:
           '1–100 characters after trimming. 1–2 match the start of the handle or of a word of the display name; 3+ match anywhere. Case- and accent-insensitive.',
       }),

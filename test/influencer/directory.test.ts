@@ -90,6 +90,12 @@ describe.each(backends)('directory search rules ($name)', (backend) => {
     expect(await found({ q: 'avier' })).toEqual(['quentin']);
   });
 
+  it('"1–100 code points after trimming": any amount of white space around q is trimmed first', async () => {
+    const padding = ' '.repeat(500);
+    expect(await found({ q: `${padding}avier${padding}` })).toEqual(['quentin']);
+    expect(await found({ q: `${padding}${'😀'.repeat(100)}\t` })).toEqual([]);
+  });
+
   it('is Unicode case-insensitive: é finds É, ß is ss, Greek and Cyrillic fold', async () => {
     expect(await found({ q: 'émile' })).toEqual(['emile']);
     expect(await found({ q: 'ÉMILE' })).toEqual(['emile']);
