@@ -14,7 +14,8 @@ export const Bio = Type.String({
 export const AvatarUrl = Type.String({
   maxLength: 2048,
   format: 'uri',
-  pattern: '^https://[^\\s\\p{Cc}]+$',
+  // A URL's scheme is case-insensitive (RFC 3986), as an influencer's avatar_url takes it.
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]://[^\\s\\p{Cc}]+$',
   description: 'An https URL.',
 });
 

@@ -142,6 +142,19 @@ describe.each(backends)('profile ($name)', (backend) => {
       expect(ok.json().user.avatar_url).toBe('https://example.test/a.png?size=64');
     });
 
+    it('avatar_url: an https URL whatever the letter case of its scheme (as an influencer’s)', async () => {
+      const account = await t.register();
+      for (const avatar_url of ['HTTPS://example.test/a.png', 'Https://example.test/b.png']) {
+        const response = await patch(account, { avatar_url });
+        expect(response.statusCode, response.body).toBe(200);
+        expect(response.json().user.avatar_url).toBe(avatar_url);
+      }
+      expectValidationFailed(
+        await patch(account, { avatar_url: 'HTTP://example.test/a.png' }),
+        'avatar_url',
+      );
+    });
+
     it('wrong types are validation_failed, with no coercion', async () => {
       const account = await t.register();
       expectValidationFailed(await patch(account, { name: 5 }), 'name');
