@@ -32,6 +32,13 @@ const isMessageAccess = (access: Membership): access is MessageAccess => 'messag
 const numberOr = <T>(value: string | undefined, fallback: T) =>
   value === undefined ? fallback : Number(value);
 
+/** Above every seq and version (INTEGER columns): what any larger position reads as. */
+const MAX_POSITION = 2 ** 31 - 1;
+
+/** Reads a validated optional seq or version (digits, of any length), capped at MAX_POSITION. */
+const positionOr = <T>(value: string | undefined, fallback: T) =>
+  value === undefined ? fallback : Math.min(Number(value), MAX_POSITION);
+
 /**
  * The Chat group's HTTP shape. Membership runs as a preValidation hook, so a non-member gets the
  * unknown-id 404 before the body or query is even looked at, while the TypeBox schemas stay the
@@ -109,8 +116,8 @@ export const chatRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { ctx 
     async (request) => {
       const { before, after, limit } = request.query;
       return listMessages(ctx, membershipOf(request), {
-        before: numberOr(before, undefined),
-        after: numberOr(after, undefined),
+        before: positionOr(before, undefined),
+        after: positionOr(after, undefined),
         limit: numberOr(limit, 50),
       });
     },
@@ -121,7 +128,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { ctx 
     { ...onConversation, schema: schemas.listChangesSchema },
     async (request) =>
       listChanges(ctx, membershipOf(request), {
-        sinceVersion: Number(request.query.since_version),
+        sinceVersion: positionOr(request.query.since_version, 0),
         limit: numberOr(request.query.limit, 100),
       }),
   );

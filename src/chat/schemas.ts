@@ -19,8 +19,9 @@ function limitQuery(max: number, defaultValue: number) {
     description: `1–${max}, default ${defaultValue}.`,
   });
 }
+/** Any whole number ≥ 0, however long (routes.ts reads one above every seq or version as that). */
 const Position = (description: string) =>
-  Type.String({ pattern: '^[0-9]{1,9}$', description: `${description} (a whole number).` });
+  Type.String({ pattern: '^[0-9]+$', description: `${description} (a whole number).` });
 
 const ById = Type.Object({ id: Type.String({ description: 'The conversation id.' }) });
 const MessageById = Type.Object({ id: Type.String({ description: 'The message id.' }) });

@@ -143,6 +143,22 @@ describe.each(backends)('order: seq, version and the changes feed ($name)', (bac
     });
   });
 
+  it('a seq or since_version of any size is a position (≥ 0), never a validation error', async () => {
+    const { fan, id } = await twoMembers(t);
+    for (const i of range(3)) await fan.sent(id, `m${i}`);
+    const base = `/api/chat/conversations/${id}`;
+    const seqsOf = async (url: string) => {
+      const response = await fan.get(url);
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json().messages.map((m: ChatMessageBody) => m.seq);
+    };
+    for (const huge of ['2147483647', '10000000000', '9'.repeat(400)]) {
+      expect(await seqsOf(`${base}/messages?before=${huge}`)).toEqual([1, 2, 3]);
+      expect(await seqsOf(`${base}/messages?after=${huge}`)).toEqual([]);
+      expect(await seqsOf(`${base}/changes?since_version=${huge}`)).toEqual([]);
+    }
+  });
+
   it.each([
     ['before and after together', 'before=5&after=1', 'after'],
     ['a limit of 0', 'limit=0', 'limit'],
