@@ -25,8 +25,7 @@ import {
   refuseUnknownExpectations,
   requireHostHeader,
 } from './http/protocol-errors.js';
-import { noStoreForApi } from './http/no-store.js';
-import { noSniff } from './http/nosniff.js';
+import { responseHeaders } from './http/response-headers.js';
 import { logRequests } from './http/request-log.js';
 import { trackRoutes } from './http/route-table.js';
 import { ErrorBody } from './http/schemas.js';
@@ -214,8 +213,7 @@ export async function buildApp(
   app.removeContentTypeParser('text/plain');
   requireHostHeader(app);
   refuseUnknownExpectations(app);
-  noStoreForApi(app);
-  noSniff(app);
+  responseHeaders(app);
   drainOnClose(app);
   app.setNotFoundHandler(trackRoutes(app));
   // A body-less POST is validated as `{}`, so missing fields are reported one by one.

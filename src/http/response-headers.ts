@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import { isApiPath } from './authenticate.js';
+
+/**
+ * The headers every answer gets, in one hook:
+ * - `X-Content-Type-Options: nosniff`: its `Content-Type` is the only reading a browser may make of
+ *   it. Answers echo what users wrote (chat messages, bios, names), which a browser sniffing
+ *   content could otherwise take for HTML or script.
+ * - on every `/api` answer, `Cache-Control: no-store`: each is one user's (tokens, profiles,
+ *   messages), so no browser or proxy keeps it (RFC 6749 §5.1 asks it of token responses). A route
+ *   that sets its own caching keeps it. Judged by the route that answered, not the raw URL: the
+ *   router decodes percent-escapes, so `/%61pi/login` is `/api/login` too.
+ */
+export function responseHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-content-type-options', 'nosniff');
+    const path = request.routeOptions.url ?? request.url.split('?', 1)[0];
+    if (isApiPath(path) && !reply.hasHeader('cache-control'))
+      reply.header('cache-control', 'no-store');
+  });
+}
