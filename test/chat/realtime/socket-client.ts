@@ -21,11 +21,16 @@ export interface ConnectOptions {
 /** A real WebSocket client (`ws`) of the chat socket, recording every frame it receives. */
 export class SocketClient {
   readonly frames: Frame[] = [];
+  /** Pings received, counted from the upgrade on: one may come in the same read as the 101. */
+  pings = 0;
   readonly closed: Promise<Closed>;
   private closedAs: Closed | undefined;
   private readonly waiters = new Set<() => void>();
 
   private constructor(readonly ws: WebSocket) {
+    // Here, not after `connect` resolves: ws emits a ping that arrived with the upgrade's answer
+    // before the code awaiting `open` runs, so a listener added then can miss it.
+    ws.on('ping', () => (this.pings += 1));
     ws.on('message', (data) => {
       this.frames.push(JSON.parse(String(data)) as Frame);
       for (const wake of this.waiters) wake();
