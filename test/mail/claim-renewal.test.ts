@@ -21,8 +21,11 @@ describe.each(backends)('a mail claim held through a slow send ($name)', (backen
   });
   afterAll(() => t.close());
 
-  // The workers live a day ahead of the app's clock, so the app's own worker never finds the row due.
-  const clock = () => t.clock.now() + DAY;
+  // The workers live a day ahead of the app's clock, so the app's own worker never finds the row
+  // due. Their clock stands still but for the steps the test takes: a claim runs out only when the
+  // test moves time past it, not because this machine ran a renewal late.
+  let now = 0;
+  const clock = () => now;
   const box = createSecretBox(randomBytes(32));
   const log = pino({ level: 'silent' });
 
@@ -45,6 +48,7 @@ describe.each(backends)('a mail claim held through a slow send ($name)', (backen
   }
 
   it('is renewed while the send lasts, so no other instance sends the message', async () => {
+    now = t.clock.now() + DAY;
     const id = randomUUID();
     await t.db
       .insertInto('mail_outbox')
@@ -79,7 +83,28 @@ describe.each(backends)('a mail claim held through a slow send ($name)', (backen
     slow.start();
     await vi.waitFor(() => expect(slowSends).toHaveLength(1), { timeout: 5_000, interval: 10 });
     other.start();
-    await new Promise((resolve) => setTimeout(resolve, 4 * CLAIM_MS));
+    const lockedUntil = async () =>
+      Number(
+        (
+          await t.db
+            .selectFrom('mail_outbox')
+            .select('locked_until')
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).locked_until,
+      );
+    // Four claims' time, half a claim at a step. Before each step, a renewal made at the current
+    // time must land (the claim itself, at first), so the claim outlasts the step: the other
+    // instance, polling meanwhile, must not take the message.
+    for (let step = 0; step < 8; step++) {
+      const renewedTo = now + CLAIM_MS;
+      await vi.waitFor(async () => expect(await lockedUntil()).toBeGreaterThanOrEqual(renewedTo), {
+        timeout: 5_000,
+        interval: 10,
+      });
+      now += CLAIM_MS / 2;
+      await new Promise((resolve) => setTimeout(resolve, 60)); // the other instance polls (20 ms)
+    }
     expect(otherSends).toEqual([]);
 
     finishSlowSend();
