@@ -112,7 +112,14 @@ export class ServiceProcess {
 
   static async start(env: Record<string, string>): Promise<ServiceProcess> {
     const service = ServiceProcess.spawn(env, await freePort());
-    await service.waitHealthy();
+    try {
+      await service.waitHealthy();
+    } catch (error) {
+      // The caller never gets it to stop: left running, it would load the machine for the files
+      // that follow (and keep its port and database connections).
+      await service.kill();
+      throw error;
+    }
     return service;
   }
 
