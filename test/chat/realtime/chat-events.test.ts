@@ -177,7 +177,9 @@ describe.each(backends)('chat socket: typing ($name)', (backend) => {
       rt.bus.publish([userId], { type: 'typing', conversation_id: fence, user_id: 'test' });
     }
     for (const [socket] of sockets) {
-      await expect.poll(() => socket.framesOf('typing').some((f) => f.conversation_id === fence));
+      await expect
+        .poll(() => socket.framesOf('typing').some((f) => f.conversation_id === fence))
+        .toBe(true);
     }
   }
 
