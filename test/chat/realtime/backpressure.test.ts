@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backends } from '../../helpers/backends.js';
 import { ChatClient, newKey, openConversation } from '../fixture.js';
 import { RealtimeApp } from './fixture.js';
@@ -8,6 +8,10 @@ const MANY = { limit: 10_000, windowMs: 60_000 };
 const PEERS = 8;
 /** 2,000 code points of 4 bytes: each event is about 8 KiB on the wire. */
 const LONG_TEXT = '😀'.repeat(2_000);
+
+// 1,440 sends, each waited for: about 50 s for one backend on a busy 2-core machine, over the 30 s
+// default. A peer's delivery that waits for the reader still fails its 10 s poll.
+vi.setConfig({ testTimeout: 120_000 });
 
 interface Peer {
   readonly client: ChatClient;
