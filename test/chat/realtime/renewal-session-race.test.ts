@@ -54,7 +54,8 @@ describe.skipIf(!adminUrl)('renewal to another session vs that session ending', 
         .poll(async () => {
           const { rows } = await watcher.query(
             `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE wait_event_type = 'Lock' AND query ILIKE 'update "sessions"%'`,
+              WHERE wait_event_type = 'Lock' AND query ILIKE 'update "sessions"%'
+                AND datname = current_database()`,
           );
           return rows[0].n;
         })
