@@ -2,6 +2,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backends } from '../helpers/backends.js';
 import { randomIp, STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test-app.js';
 
+// 61 registrations (a password hash each) and their e-mails, then a wait of up to 30 s for the
+// outbox: 22 s on SQLite and over 30 s on PostgreSQL on a busy 2-core machine.
+vi.setConfig({ testTimeout: 120_000 });
+
 /**
  * API.md: the registration e-mail counts as a confirmation send and starts the 60 s window. A
  * send-confirmation-code that arrives while the registration is still being written must find
