@@ -11,6 +11,15 @@ const SHUTDOWN_GRACE_MS = 10_000;
  */
 const LISTEN_BACKLOG = 4096;
 
+/** Why `listen` can fail through no fault of the code, in words. */
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'address already in use',
+  EADDRNOTAVAIL: 'no such address on this machine',
+  EACCES: 'permission denied (a port below 1024 needs privileges)',
+  ENOTFOUND: 'unknown host name',
+  EAI_AGAIN: 'host name lookup failed',
+};
+
 function configOrExit(): Config {
   try {
     return loadConfig();
@@ -24,7 +33,16 @@ function configOrExit(): Config {
 const config = configOrExit();
 const app = await buildApp(config);
 
-await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
+await app
+  .listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG })
+  .catch(async (error: unknown) => {
+    const reason = LISTEN_FAILURES[(error as NodeJS.ErrnoException).code ?? ''];
+    if (reason === undefined) throw error;
+    // An operator's mistake, not a bug: one line, as for a configuration error.
+    process.stderr.write(`cannot listen on ${config.host}:${config.port}: ${reason}\n`);
+    await app.close();
+    process.exit(1);
+  });
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

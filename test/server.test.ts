@@ -144,3 +144,28 @@ describe('the server process with a bad configuration value', () => {
     }
   }, 20_000);
 });
+
+describe('the server process on a port another process holds', () => {
+  let cwd: string;
+  const holder = createServer();
+  beforeAll(async () => {
+    cwd = mkdtempSync(join(tmpdir(), 'account-service-process-'));
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(() => {
+    holder.close();
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('exits with code 1 and one stderr line naming the address and the reason', async () => {
+    const { port } = holder.address() as { port: number };
+    const server = ServerProcess.spawn(cwd, { PORT: String(port), HOST: '127.0.0.1' });
+    try {
+      expect(await server.exited).toBe(1);
+      const lines = server.stderr.split('\n').filter((line) => line !== '');
+      expect(lines).toEqual([`cannot listen on 127.0.0.1:${port}: address already in use`]);
+    } finally {
+      server.kill();
+    }
+  }, 20_000);
+});
