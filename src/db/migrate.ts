@@ -26,7 +26,8 @@ export async function migrateToLatest(db: Db): Promise<void> {
   const failed = results?.find((r) => r.status === 'Error');
   if (error !== undefined || failed !== undefined) {
     const reason = error instanceof Error ? error.message : String(error ?? '');
-    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${reason}`);
+    const which = failed === undefined ? 'migrations' : `migration ${failed.migrationName}`;
+    throw new Error(`${which} failed: ${reason}`);
   }
 }
 

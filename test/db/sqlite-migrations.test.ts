@@ -49,10 +49,17 @@ describe('SQLite migrations', () => {
     const first = await open(path);
     // 004_influencer fails after creating influencer_profiles.
     await expect(migrateToLatest(first.withPlugin(failAt('follows')))).rejects.toThrow(
-      /simulated failure/,
+      /^migration 004_influencer failed: simulated failure/,
     );
     const second = await open(path);
     await expect(migrateToLatest(second)).resolves.toBeUndefined();
+  });
+
+  it('a failure before any migration ran is reported as the migrations failing', async () => {
+    const db = await open(freshPath());
+    await expect(migrateToLatest(db.withPlugin(failAt('kysely_migration')))).rejects.toThrow(
+      /^migrations failed: simulated failure/,
+    );
   });
 
   it('a transaction takes the write lock as it begins (IMMEDIATE): another process waits for it', async () => {
