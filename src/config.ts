@@ -31,6 +31,20 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/**
+ * `loadConfig` for a process entry (the server, the CLIs): a bad value ends the process with one
+ * stderr line, `configuration error: …`, and exit code 1.
+ */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`configuration error: ${error.message}\n`);
+    process.exit(1);
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(env.PORT);
   const database = parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/auth.db');

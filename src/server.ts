@@ -1,5 +1,5 @@
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { loadConfigOrExit } from './config.js';
 
 /** In-flight requests get this long to finish after SIGTERM before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -20,17 +20,7 @@ const LISTEN_FAILURES: Record<string, string> = {
   EAI_AGAIN: 'host name lookup failed',
 };
 
-function configOrExit(): Config {
-  try {
-    return loadConfig();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`configuration error: ${error.message}\n`);
-    process.exit(1);
-  }
-}
-
-const config = configOrExit();
+const config = loadConfigOrExit();
 const app = await buildApp(config);
 
 await app

@@ -1,8 +1,8 @@
-import { loadConfig } from '../config.js';
+import { loadConfigOrExit } from '../config.js';
 import { openDatabase } from './database.js';
 import { migrate } from './migrate.js';
 
-const config = loadConfig();
+const config = loadConfigOrExit();
 const db = await openDatabase(config.database);
 try {
   await migrate(config.database, db);

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.js';
+import { loadConfigOrExit } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { createSecretBox } from './secret-box.js';
@@ -18,7 +18,16 @@ import {
  * enough ago. Run it again later (or with `--prune-only`) to finish a rotation, or to delete the
  * EdDSA keys of older versions 30 minutes after the first ES256 key.
  */
-const config = loadConfig();
+const USAGE = 'usage: npm run rotate-signing-key [-- --prune-only]';
+const args = process.argv.slice(2);
+if (args.length > 1 || (args.length === 1 && args[0] !== '--prune-only')) {
+  // Anything else (--help, a typo) must not add a key.
+  process.stderr.write(`${USAGE}\n`);
+  process.exit(2);
+}
+const pruneOnly = args.length === 1;
+
+const config = loadConfigOrExit();
 const db = await openDatabase(config.database);
 try {
   await migrate(config.database, db);
@@ -26,7 +35,8 @@ try {
   const now = Date.now();
   const pruned = await pruneRetiredKeys(db, box, now);
   if (pruned.length > 0) console.log(`deleted retired signing keys: ${pruned.join(', ')}`);
-  if (!process.argv.includes('--prune-only')) {
+  else if (pruneOnly) console.log('no retired signing key to delete');
+  if (!pruneOnly) {
     const kid = await insertNewKey(db, box, now);
     const signsNow = activeSigningKey(await loadSigningKeys(db, box, now), now).kid === kid;
     const when = signsNow ? 'at once' : `after ${KEY_ACTIVATION_DELAY_MS / 60_000} minutes`;
