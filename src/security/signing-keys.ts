@@ -109,6 +109,18 @@ function signsNewTokens(key: SigningKey): boolean {
   return key.algorithm === SIGNING_ALGORITHM;
 }
 
+/** A key's private half; one sealed under another APP_SECRET is an operator's mistake, named so. */
+function unseal(box: SecretBox, sealed: string, kid: string): string {
+  try {
+    return box.open(sealed);
+  } catch {
+    throw new Error(
+      `signing key ${kid} cannot be unsealed: APP_SECRET is not the secret this database's keys ` +
+        'were sealed with (on SQLite without APP_SECRET: the data/app-secret file beside it)',
+    );
+  }
+}
+
 async function readKeys(db: Db, box: SecretBox): Promise<SigningKey[]> {
   const rows = await db
     .selectFrom('signing_keys')
@@ -119,7 +131,7 @@ async function readKeys(db: Db, box: SecretBox): Promise<SigningKey[]> {
   return Promise.all(
     rows.map(async (row) => {
       const publicJwk = JSON.parse(row.public_jwk) as JWK;
-      const privateJwk = JSON.parse(box.open(row.sealed_private_jwk)) as JWK;
+      const privateJwk = JSON.parse(unseal(box, row.sealed_private_jwk, row.kid)) as JWK;
       return {
         kid: row.kid,
         algorithm: row.algorithm,

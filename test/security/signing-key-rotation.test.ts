@@ -2,7 +2,11 @@ import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../src/security/secret-box.js';
 import { deriveServerKeys } from '../../src/security/server-keys.js';
-import { insertNewKey, pruneRetiredKeys } from '../../src/security/signing-keys.js';
+import {
+  insertNewKey,
+  loadSigningKeys,
+  pruneRetiredKeys,
+} from '../../src/security/signing-keys.js';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
 
@@ -22,6 +26,15 @@ describe.each(backends)('signing key rotation ($name)', (backend) => {
     t = await TestApp.start(backend, { env: { APP_SECRET } });
   });
   afterAll(() => t.close());
+
+  it('names APP_SECRET when the keys were sealed under another secret', async () => {
+    const other = createSecretBox(
+      deriveServerKeys('another-secret-of-at-least-32-bytes!').secretBox,
+    );
+    await expect(loadSigningKeys(t.db, other, t.clock.now())).rejects.toThrow(
+      /^signing key \S+ cannot be unsealed: APP_SECRET is not the secret/,
+    );
+  });
 
   it('publishes a new key at once, signs with it after 10 minutes, and retires the old one later', async () => {
     const before = await t.register();
