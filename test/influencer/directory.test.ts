@@ -358,6 +358,21 @@ describe.each(backends)('directory order and cursors ($name)', (backend) => {
       }
     });
 
+    it('from popular used with newest (and back), both numeric keysets: 400 invalid_cursor', async () => {
+      // A name cursor carries a string, which a numeric sort refuses by itself; these two carry a
+      // number each, so only the binding to `sort` tells them apart.
+      for (const [from, to] of [
+        ['popular', 'newest'],
+        ['newest', 'popular'],
+      ] as const) {
+        const page = await t.call('GET', listUrl({ q: 'ali', sort: from, limit: '1' }));
+        const numeric = page.json().next_cursor as string;
+        expect(typeof numeric).toBe('string');
+        expect((await withCursor({ q: 'ali', sort: from }, numeric)).statusCode).toBe(200);
+        expectError(await withCursor({ q: 'ali', sort: to }, numeric), 400, 'invalid_cursor');
+      }
+    });
+
     it('from another list (following) is not a directory cursor', async () => {
       const fan = await confirmedAccount(t);
       for (const p of profiles.slice(0, 2)) {
