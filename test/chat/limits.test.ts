@@ -63,6 +63,22 @@ describe.each(backends)('chat limits ($name)', (backend) => {
     expect((await fan.send(id, 'over')).statusCode).toBe(429);
   });
 
+  it('a replay after its key claim has lapsed (over a minute later) spends no slot either', async () => {
+    const { fan, id } = await twoMembers(t);
+    const key = newKey();
+    expect((await fan.send(id, 'long ago', key)).statusCode).toBe(201);
+    // Past the one-minute key claim and both send windows: the replay begins as a first send.
+    t.clock.advance(61_000);
+    await fan.renewToken();
+    for (let i = 0; i < 5; i++) {
+      const replay = await fan.send(id, 'long ago', key);
+      expect(replay.statusCode).toBe(200);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+    }
+    for (let i = 0; i < 10; i++) await fan.sent(id, `m${i}`);
+    expect((await fan.send(id, 'over')).statusCode).toBe(429);
+  });
+
   it.runIf(backend.name.includes('redis'))('counts in Redis when it is configured', async () => {
     const { fan, id } = await twoMembers(t);
     for (let i = 0; i < 3; i++) await fan.sent(id, `m${i}`);
