@@ -141,6 +141,18 @@ describe.each(backends)('order: seq, version and the changes feed ($name)', (bac
       messages: [],
       has_more: false,
     });
+    // A page that ends exactly at the last message in its direction has no more beyond it.
+    const exactly = async (query: string, seqs: number[]) => {
+      const page = (await fan.get(`${url}?${query}`)).json();
+      expect([page.messages.map((m: ChatMessageBody) => m.seq), page.has_more], query).toEqual([
+        seqs,
+        false,
+      ]);
+    };
+    await exactly('limit=5', [1, 2, 3, 4, 5]);
+    await exactly('after=0&limit=5', [1, 2, 3, 4, 5]);
+    await exactly('before=3&limit=2', [1, 2]);
+    await exactly('after=3&limit=2', [4, 5]);
   });
 
   it('a seq or since_version of any size is a position (≥ 0), never a validation error', async () => {
