@@ -14,6 +14,9 @@ async function pageDown(client: ChatClient, id: string, limit: number) {
     expect(page.messages.length).toBeLessThanOrEqual(limit);
     const pageSeqs = page.messages.map((m: ChatMessageBody) => m.seq);
     expect(pageSeqs).toEqual([...pageSeqs].sort((a, b) => a - b));
+    // Each page lies strictly below the one before: a repeated row fails here, not in a loop
+    // that never ends.
+    if (seqs[0] !== undefined && pageSeqs.length > 0) expect(pageSeqs.at(-1)).toBeLessThan(seqs[0]);
     seqs.unshift(...pageSeqs);
     if (!page.has_more) return seqs;
     url = `/api/chat/conversations/${id}/messages?limit=${limit}&before=${pageSeqs[0]}`;
@@ -28,6 +31,7 @@ async function pageUp(client: ChatClient, id: string, limit: number) {
     const url = `/api/chat/conversations/${id}/messages?limit=${limit}&after=${after}`;
     const page = (await client.get(url)).json();
     const pageSeqs = page.messages.map((m: ChatMessageBody) => m.seq);
+    if (pageSeqs.length > 0) expect(pageSeqs[0]).toBeGreaterThan(after);
     seqs.push(...pageSeqs);
     if (!page.has_more) return seqs;
     after = pageSeqs.at(-1);
