@@ -792,7 +792,7 @@ export interface operations {
         'application/json': {
           /** @description E-mail address; trimmed, compared case-insensitively. */
           email: string;
-          /** @description The account’s password. */
+          /** @description Any Unicode text; policy: 8–128 code points after NFC. */
           password: string;
         };
       };

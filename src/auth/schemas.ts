@@ -7,28 +7,16 @@ import { MessageBody, nullable, withErrors } from '../http/schemas.js';
  * the password policy) live in the services and answer with the same error shape.
  */
 
-// No outer bound but the body's size: the address is trimmed first, then the e-mail rule (at most
-// 254 characters) gives the precise error, so any amount of white space around it is allowed.
+// No outer bound on these but the body's size (16 KiB): the services give API.md's answer for any
+// length. An address is trimmed before its 254-character rule; a new password over 128 code points
+// is weak_password; a current or login password of any length is just wrong (incorrect_password,
+// invalid_credentials); a code of any length is invalid_code.
 const Email = Type.String({
   description: 'E-mail address; trimmed, compared case-insensitively.',
 });
-// The current password: no outer bound but the body's size, so an overlong one is just wrong
-// (400 incorrect_password, API.md).
 const Password = Type.String({
   description: 'Any Unicode text; policy: 8–128 code points after NFC.',
 });
-// A password the policy judges has no outer bound but the body's size (16 KiB): any length over
-// 128 is a broken rule of the policy, which answers weak_password (API.md), never validation_failed.
-const NewPassword = Type.String({
-  description: 'Any Unicode text; policy: 8–128 code points after NFC.',
-});
-// Login's: no outer bound but the body's size, so an address or password that cannot be an
-// account's fails like any wrong one, 401 invalid_credentials (API.md).
-const LoginEmail = Type.String({
-  description: 'E-mail address; trimmed, compared case-insensitively.',
-});
-const LoginPassword = Type.String({ description: 'The account’s password.' });
-// No outer bound but the body's size: a code of any length is a wrong code (400 invalid_code).
 const Code = Type.String({ description: 'The 6-digit code from the e-mail.' });
 export const Name = Type.String({
   minLength: 1,
@@ -67,7 +55,7 @@ export const registerSchema = {
   tags,
   operationId: 'register',
   summary: 'Create an account; a confirmation code is e-mailed',
-  body: Type.Object({ email: Email, password: NewPassword, name: Type.Optional(Name) }),
+  body: Type.Object({ email: Email, password: Password, name: Type.Optional(Name) }),
   response: withErrors({ 201: signedIn('User registered') }),
 };
 
@@ -75,7 +63,7 @@ export const loginSchema = {
   tags,
   operationId: 'login',
   summary: 'Sign in with e-mail and password',
-  body: Type.Object({ email: LoginEmail, password: LoginPassword }),
+  body: Type.Object({ email: Email, password: Password }),
   response: withErrors({ 200: signedIn('Login successful') }),
 };
 
@@ -118,7 +106,7 @@ export const changePasswordSchema = {
   tags,
   operationId: 'changePassword',
   summary: "Change the caller's password; signs out every other session",
-  body: Type.Object({ password: Password, new_password: NewPassword }),
+  body: Type.Object({ password: Password, new_password: Password }),
   response: withErrors({ 200: MessageBody('User changed password successful') }),
 };
 
@@ -136,7 +124,7 @@ export const resetPasswordSchema = {
   tags,
   operationId: 'resetPassword',
   summary: 'Set a new password with a reset code; signs out every session',
-  body: Type.Object({ email: Email, code: Code, new_password: NewPassword }),
+  body: Type.Object({ email: Email, code: Code, new_password: Password }),
   response: withErrors({ 200: MessageBody('Password reset successful') }),
 };
 

@@ -1,7 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CodePurpose } from '../../src/db/tables.js';
 import { backends } from '../helpers/backends.js';
+import { queueMail } from '../helpers/outbox.js';
 import { TestApp, uniqueEmail, type Account } from '../helpers/test-app.js';
 
 const CODE_TTL_MS = 10 * 60_000;
@@ -284,33 +286,27 @@ describe.each(backends)('POST /api/send-confirmation-code ($name)', (backend) =>
     expectSent(await send(email));
   });
 
+  /** A code request for the account's address, queued `offsetMs` after the account was created. */
+  async function queueCodeRequest(account: Account, offsetMs: number, purpose: CodePurpose) {
+    const { created_at } = await t.db
+      .selectFrom('users')
+      .select('created_at')
+      .where('id', '=', account.userId)
+      .executeTakeFirstOrThrow();
+    await queueMail(t.db, {
+      recipient: account.email,
+      created_at: created_at + offsetMs,
+      code_purpose: purpose,
+    });
+  }
+
   it.each(['confirm_email', 'reset_password'] as const)(
     'a %s request made before the address was registered, and sent after, is dropped: the registration code stays valid',
     async (purpose) => {
       const account = await t.register();
       const registrationCode = await t.codeFor(account.email);
-      const { created_at } = await t.db
-        .selectFrom('users')
-        .select('created_at')
-        .where('id', '=', account.userId)
-        .executeTakeFirstOrThrow();
       // As a busy outbox worker would find it: queued just before the registration, still unsent.
-      await t.db
-        .insertInto('mail_outbox')
-        .values({
-          id: randomUUID(),
-          recipient: account.email,
-          subject: '',
-          sealed_body: '',
-          attempts: 0,
-          next_attempt_at: created_at - 1,
-          locked_until: null,
-          last_error: null,
-          failed_at: null,
-          created_at: created_at - 1,
-          code_purpose: purpose,
-        })
-        .execute();
+      await queueCodeRequest(account, -1, purpose);
       await expectNoNewMail(account.email, 1);
       const confirmed = await t.post('/api/confirm-email', {
         email: account.email,
@@ -323,27 +319,7 @@ describe.each(backends)('POST /api/send-confirmation-code ($name)', (backend) =>
   it('a confirmation request made less than 60 s after the account (it got past the window while the account was written) is dropped', async () => {
     const account = await t.register();
     const registrationCode = await t.codeFor(account.email);
-    const { created_at } = await t.db
-      .selectFrom('users')
-      .select('created_at')
-      .where('id', '=', account.userId)
-      .executeTakeFirstOrThrow();
-    await t.db
-      .insertInto('mail_outbox')
-      .values({
-        id: randomUUID(),
-        recipient: account.email,
-        subject: '',
-        sealed_body: '',
-        attempts: 0,
-        next_attempt_at: created_at + 1,
-        locked_until: null,
-        last_error: null,
-        failed_at: null,
-        created_at: created_at + 1,
-        code_purpose: 'confirm_email',
-      })
-      .execute();
+    await queueCodeRequest(account, +1, 'confirm_email');
     await expectNoNewMail(account.email, 1);
     const confirmed = await t.post('/api/confirm-email', {
       email: account.email,

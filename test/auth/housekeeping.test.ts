@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../src/auth/housekeeping.js';
 import { backends } from '../helpers/backends.js';
+import { queueMail } from '../helpers/outbox.js';
 import { TestApp } from '../helpers/test-app.js';
 
 const MINUTE = 60_000;
@@ -33,28 +34,16 @@ describe.each(backends)('housekeeping ($name)', (backend) => {
 
   it('deletes an e-mail that failed for good once it is a week old, and no other mail', async () => {
     const now = t.clock.now();
-    const row = (id: string, failedAt: number | null) => ({
-      id,
-      recipient: `${id}@example.com`,
-      subject: 's',
-      sealed_body: 'x',
-      attempts: 1,
-      next_attempt_at: now + DAY,
-      locked_until: null,
-      last_error: failedAt === null ? null : '550 no such mailbox',
-      failed_at: failedAt,
-      created_at: now - 8 * DAY,
-      code_purpose: null,
-    });
-    const ids = [randomUUID(), randomUUID(), randomUUID()];
-    await t.db
-      .insertInto('mail_outbox')
-      .values([
-        row(ids[0] as string, now - 8 * DAY),
-        row(ids[1] as string, now - 6 * DAY),
-        row(ids[2] as string, null),
-      ])
-      .execute();
+    const failed = (failedAt: number | null) =>
+      queueMail(t.db, {
+        recipient: `${randomUUID()}@example.com`,
+        created_at: now - 8 * DAY,
+        next_attempt_at: now + DAY,
+        attempts: 1,
+        last_error: failedAt === null ? null : '550 no such mailbox',
+        failed_at: failedAt,
+      });
+    const ids = [await failed(now - 8 * DAY), await failed(now - 6 * DAY), await failed(null)];
     await sweepExpired(t.db, now);
     const left = await t.db.selectFrom('mail_outbox').select('id').where('id', 'in', ids).execute();
     expect(left.map((r) => r.id).sort()).toEqual([ids[1], ids[2]].sort());

@@ -6,6 +6,7 @@ import type { MailTransport } from '../../src/mail/transports.js';
 import { OutageLog } from '../../src/outage-log.js';
 import { createSecretBox } from '../../src/security/secret-box.js';
 import { backends } from '../helpers/backends.js';
+import { queueMail } from '../helpers/outbox.js';
 import { TestApp } from '../helpers/test-app.js';
 
 const DAY = 24 * 60 * 60_000;
@@ -49,23 +50,13 @@ describe.each(backends)('a mail claim held through a slow send ($name)', (backen
 
   it('is renewed while the send lasts, so no other instance sends the message', async () => {
     now = t.clock.now() + DAY;
-    const id = randomUUID();
-    await t.db
-      .insertInto('mail_outbox')
-      .values({
-        id,
-        recipient: `${id}@example.com`,
-        subject: 'Hello',
-        sealed_body: box.seal('text'),
-        attempts: 0,
-        next_attempt_at: t.clock.now() + DAY / 2,
-        locked_until: null,
-        last_error: null,
-        failed_at: null,
-        created_at: t.clock.now(),
-        code_purpose: null,
-      })
-      .execute();
+    const id = await queueMail(t.db, {
+      recipient: `${randomUUID()}@example.com`,
+      subject: 'Hello',
+      sealed_body: box.seal('text'),
+      created_at: t.clock.now(),
+      next_attempt_at: t.clock.now() + DAY / 2,
+    });
     let finishSlowSend!: () => void;
     const slowSends: string[] = [];
     const slow = worker({
