@@ -11,57 +11,36 @@ describe.each(backends)('HTTP edges: caching, prototype keys, Expect ($name)', (
   afterAll(() => t.close());
 
   // RFC 6749 §5.1: a response carrying tokens must not be stored by caches; nor any /api answer.
-  it('token responses carry Cache-Control: no-store', async () => {
-    const email = uniqueEmail();
-    const register = await t.post(
-      '/api/register',
-      { email, password: STRONG_PASSWORD },
-      { ip: randomIp() },
-    );
-    expect(register.statusCode).toBe(201);
-    const login = await t.post(
-      '/api/login',
-      { email, password: STRONG_PASSWORD },
-      { ip: randomIp() },
-    );
-    expect(login.statusCode).toBe(200);
-    const refresh = await t.post(
-      '/api/refresh-token',
-      { refresh_token: login.json().refresh_token },
-      { ip: randomIp() },
-    );
-    expect(refresh.statusCode).toBe(200);
-    expect({
-      register: register.headers['cache-control'],
-      login: login.headers['cache-control'],
-      refresh: refresh.headers['cache-control'],
-    }).toEqual({ register: 'no-store', login: 'no-store', refresh: 'no-store' });
-  });
-
   // The router decodes percent-escapes (`/%61pi/login` is `/api/login`): the header must follow the
   // route that answered, not the raw URL, or a token response escapes no-store.
-  it('token responses reached through a percent-encoded path carry Cache-Control: no-store', async () => {
-    const email = uniqueEmail();
-    const register = await t.post(
-      '/%61pi/register',
-      { email, password: STRONG_PASSWORD },
-      { ip: randomIp() },
-    );
-    expect(register.statusCode).toBe(201);
-    const login = await t.post(
-      '/%61pi/login',
-      { email, password: STRONG_PASSWORD },
-      { ip: randomIp() },
-    );
-    expect(login.statusCode).toBe(200);
-    const profile = await t.call('GET', '/%61pi/profile', { token: login.json().access_token });
-    expect(profile.statusCode).toBe(200);
-    expect({
-      register: register.headers['cache-control'],
-      login: login.headers['cache-control'],
-      profile: profile.headers['cache-control'],
-    }).toEqual({ register: 'no-store', login: 'no-store', profile: 'no-store' });
-  });
+  it.each(['/api', '/%61pi'])(
+    'token and profile answers under %s carry Cache-Control: no-store',
+    async (prefix) => {
+      const email = uniqueEmail();
+      const post = (path: string, body: unknown) =>
+        t.post(`${prefix}${path}`, body, { ip: randomIp() });
+      const register = await post('/register', { email, password: STRONG_PASSWORD });
+      const login = await post('/login', { email, password: STRONG_PASSWORD });
+      const refresh = await post('/refresh-token', { refresh_token: login.json().refresh_token });
+      const profile = await t.call('GET', `${prefix}/profile`, {
+        token: login.json().access_token,
+      });
+      const answers = { register, login, refresh, profile };
+      expect(Object.values(answers).map((answer) => answer.statusCode)).toEqual([
+        201, 200, 200, 200,
+      ]);
+      expect(
+        Object.fromEntries(
+          Object.entries(answers).map(([name, answer]) => [name, answer.headers['cache-control']]),
+        ),
+      ).toEqual({
+        register: 'no-store',
+        login: 'no-store',
+        refresh: 'no-store',
+        profile: 'no-store',
+      });
+    },
+  );
 
   // Answers echo user-written text (chat messages, bios): a browser must never sniff them as HTML.
   it('every answer carries X-Content-Type-Options: nosniff', async () => {
