@@ -8,6 +8,7 @@ export type SocketCloseReason =
   | 'auth_timeout'
   | 'wrong_user'
   | 'too_many_sockets'
+  | 'too_many_awaiting_auth'
   | 'slow_reader'
   | 'shutdown'
   | 'heartbeat_timeout'

@@ -57,6 +57,12 @@ export const Closures = {
     'too_many_sockets',
     'A sixth socket of one user (counted per instance).',
   ),
+  tooManyAwaiting: closure(
+    4429,
+    'too many sockets waiting for authentication',
+    'too_many_awaiting_auth',
+    'A socket without a bearer token on the upgrade from an address that already holds 50 sockets waiting for their `auth` frame (counted per instance).',
+  ),
   slowReader: closure(
     4008,
     'reading too slowly',

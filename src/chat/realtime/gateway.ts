@@ -7,6 +7,7 @@ import { isDatabaseUnavailable } from '../../db/outage.js';
 import { ApiError } from '../../errors.js';
 import type { OutageLog } from '../../outage-log.js';
 import type { RealtimeMetrics } from '../../operations/realtime-metrics.js';
+import { AwaitingAuthentication } from './awaiting-auth.js';
 import { ChatSocket } from './chat-socket.js';
 import { Closures, type Closure } from './close-codes.js';
 import { socketDelivery } from './delivery.js';
@@ -48,6 +49,7 @@ export class ChatGateway {
   private readonly ctx: ServiceContext;
   private readonly metrics: RealtimeMetrics;
   private readonly registry: SocketRegistry;
+  private readonly awaiting = new AwaitingAuthentication();
   private readonly stopClocks: () => void;
   private readonly stopResync: () => void;
   private closing = false;
@@ -68,8 +70,12 @@ export class ChatGateway {
     this.stopResync = ctx.events.onResync(() => resyncSockets(this.registry.sockets(), ctx, log));
   }
 
-  /** A freshly upgraded socket, with the upgrade's bearer token if it carried one. */
-  accept(ws: WebSocket, headerToken: string | undefined): void {
+  /**
+   * A freshly upgraded socket from the client at `address`, with the upgrade's bearer token if it
+   * carried one; without one, it waits for an `auth` frame, and counts against its address's
+   * share of such sockets (awaiting-auth.ts) until it authenticates or closes.
+   */
+  accept(ws: WebSocket, headerToken: string | undefined, address: string): void {
     const socket = new ChatSocket(ws, this.ctx.clock() + AUTH_WINDOW_MS);
     this.registry.add(socket);
     this.metrics.socketOpened();
@@ -79,7 +85,12 @@ export class ChatGateway {
       if (frame !== undefined) this.receive(socket, frame);
     });
     if (this.closing) return socket.close(Closures.shutdown);
-    if (headerToken !== undefined) void this.authenticate(socket, headerToken);
+    if (headerToken !== undefined) {
+      void this.authenticate(socket, headerToken);
+      return;
+    }
+    if (!this.awaiting.admit(address)) return socket.close(Closures.tooManyAwaiting);
+    socket.awaitingFrom = address;
   }
 
   /** Fastify's preClose: every socket gets 1001; those that do not answer are cut. */
@@ -170,6 +181,7 @@ export class ChatGateway {
     if (!socket.isOpen) return;
     if (claims instanceof Refusal) return socket.close(claims.closure);
     socket.authenticate(claims.userId, claims.sessionId, claims.expiresAt);
+    this.stopAwaiting(socket); // a signed token: the per-user cap counts it from here
     const attached = await this.registry.attach(socket);
     const caller = await this.verify(token);
     if (!socket.isOpen) return;
@@ -206,7 +218,14 @@ export class ChatGateway {
     return new Refusal(Closures.unavailable);
   }
 
+  private stopAwaiting(socket: ChatSocket): void {
+    if (socket.awaitingFrom === undefined) return;
+    this.awaiting.release(socket.awaitingFrom);
+    socket.awaitingFrom = undefined;
+  }
+
   private closed(socket: ChatSocket): void {
+    this.stopAwaiting(socket);
     this.registry.remove(socket);
     this.metrics.socketClosed(socket.closeReason);
     this.deps.log.debug({ reason: socket.closeReason }, 'chat socket closed');

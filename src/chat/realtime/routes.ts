@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { Errors } from '../../errors.js';
 import { bearerToken } from '../../http/authenticate.js';
+import { clientIp } from '../../http/client-ip.js';
 import { MAX_FRAME_BYTES } from './frames.js';
 import type { ChatGateway } from './gateway.js';
 
@@ -66,7 +67,8 @@ export async function chatSocketRoutes(
       releaseUpgradeRequest(socket);
       const header = request.headers.authorization;
       // A header that is not a bearer token is a bad token (4401), not a missing one.
-      gateway.accept(socket, header === undefined ? undefined : (bearerToken(header) ?? ''));
+      const token = header === undefined ? undefined : (bearerToken(header) ?? '');
+      gateway.accept(socket, token, clientIp(request));
     },
   });
 }

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AWAITING_AUTH_PER_ADDRESS } from '../../../src/chat/realtime/awaiting-auth.js';
+import { backends } from '../../helpers/backends.js';
+import type { Account } from '../../helpers/test-app.js';
+import { RealtimeApp } from './fixture.js';
+import type { SocketClient } from './socket-client.js';
+
+/** A socket from `address` (TRUST_PROXY is on) that has not authenticated. */
+const from = (address: string, token?: string) => ({
+  headers: { 'x-forwarded-for': address },
+  ...(token === undefined ? {} : { token }),
+});
+
+describe.each(backends)('chat socket: sockets waiting for authentication ($name)', (backend) => {
+  let rt: RealtimeApp;
+  let alice: Account;
+
+  beforeAll(async () => {
+    rt = await RealtimeApp.start(backend, { env: { TRUST_PROXY: 'true' } });
+    alice = await rt.t.register();
+  });
+  afterAll(() => rt?.close());
+
+  /** Authenticates `client` with an auth frame; resolves once `ready` came. */
+  const authenticate = async (client: SocketClient) => {
+    client.send({ type: 'auth', access_token: alice.accessToken });
+    await client.waitFor('ready');
+  };
+
+  it('closes a socket over the cap of one address with 4429; others, and header tokens, pass', async () => {
+    const address = '203.0.113.7';
+    const waiting = await Promise.all(
+      Array.from({ length: AWAITING_AUTH_PER_ADDRESS }, () => rt.open(from(address))),
+    );
+    const over = await rt.open(from(address));
+    expect(await over.waitClosed()).toEqual({
+      code: 4429,
+      reason: 'too many sockets waiting for authentication',
+    });
+    await expect
+      .poll(() => rt.metric('chat_sockets_closed_total', '{reason="too_many_awaiting_auth"}'))
+      .toBe(1);
+    expect(waiting.every((client) => client.isOpen)).toBe(true);
+
+    const elsewhere = await rt.open(from('203.0.113.8'));
+    await authenticate(elsewhere);
+    const withHeader = await rt.open(from(address, alice.accessToken));
+    await withHeader.waitFor('ready');
+
+    // One of the waiting authenticates, another leaves: each makes room for one more.
+    const [first, second] = waiting as [SocketClient, SocketClient];
+    await authenticate(first);
+    const third = await rt.open(from(address));
+    second.close();
+    await second.waitClosed();
+    await expect.poll(() => rt.metric('chat_sockets_closed_total', '{reason="client"}')).toBe(1);
+    const fourth = await rt.open(from(address));
+    const full = await rt.open(from(address));
+    expect((await full.waitClosed()).code).toBe(4429);
+    for (const client of [third, fourth]) await authenticate(client);
+
+    for (const client of [...waiting, elsewhere, withHeader, third, fourth]) client.close();
+  });
+
+  it('gives every address its share back when the waiting sockets time out', async () => {
+    const address = '198.51.100.20';
+    const waiting = await Promise.all(
+      Array.from({ length: AWAITING_AUTH_PER_ADDRESS }, () => rt.open(from(address))),
+    );
+    const timedOut = () => rt.metric('chat_sockets_closed_total', '{reason="auth_timeout"}');
+    const before = await timedOut();
+    rt.t.clock.advance(5_000);
+    await Promise.all(waiting.map((client) => client.waitClosed()));
+    expect(waiting.every((client) => client.closeState?.code === 4408)).toBe(true);
+    await expect.poll(timedOut).toBe(before + AWAITING_AUTH_PER_ADDRESS); // the server saw them go
+    const later = await rt.open(from(address));
+    await authenticate(later);
+    later.close();
+  });
+});
