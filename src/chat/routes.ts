@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../context.js';
 import { callerOf } from '../http/authenticate.js';
+import { WRITTEN_AS_BUILT } from '../http/serializer.js';
 import { getConversation, listConversations, unreadSummary } from './conversations.js';
 import { startConversation } from './starting.js';
 import {
@@ -77,7 +78,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { ctx 
 
   app.get(
     '/api/chat/conversations',
-    { config, schema: schemas.listConversationsSchema },
+    { ...WRITTEN_AS_BUILT, config, schema: schemas.listConversationsSchema },
     async (request) => {
       const { userId } = callerOf(request);
       const unreadOnly = request.query.unread_only === 'true';
@@ -112,7 +113,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { ctx 
 
   app.get(
     '/api/chat/conversations/:id/messages',
-    { ...onConversation, schema: schemas.listMessagesSchema },
+    { ...onConversation, ...WRITTEN_AS_BUILT, schema: schemas.listMessagesSchema },
     async (request) => {
       const { before, after, limit } = request.query;
       return listMessages(ctx, membershipOf(request), {
@@ -125,7 +126,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { ctx 
 
   app.get(
     '/api/chat/conversations/:id/changes',
-    { ...onConversation, schema: schemas.listChangesSchema },
+    { ...onConversation, ...WRITTEN_AS_BUILT, schema: schemas.listChangesSchema },
     async (request) =>
       listChanges(ctx, membershipOf(request), {
         sinceVersion: positionOr(request.query.since_version, 0),

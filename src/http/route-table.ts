@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
 import type { RouteAccess } from './authenticate.js';
+import { writeAsBuilt } from './serializer.js';
 
 /** One registered route, as the route table lists it. */
 export interface RouteEntry {
@@ -10,6 +11,8 @@ export interface RouteEntry {
   readonly access: RouteAccess | undefined;
   /** The fields its body schema names, if it takes a body (for fuzz tests). */
   readonly bodyFields: readonly string[] | undefined;
+  /** Its answers are written by `JSON.stringify` (serializer.ts `writeAsBuilt`). */
+  readonly writtenAsBuilt: boolean;
 }
 
 declare module 'fastify' {
@@ -38,7 +41,9 @@ export function trackRoutes(app: FastifyInstance) {
     for (const method of [route.method].flat()) {
       known.methods.add(method);
       const access = (route.config as { access?: RouteAccess } | undefined)?.access;
-      entries.push({ method, url, access, bodyFields: bodyFieldsOf(route.schema?.body) });
+      const bodyFields = bodyFieldsOf(route.schema?.body);
+      const writtenAsBuilt = route.serializerCompiler === writeAsBuilt;
+      entries.push({ method, url, access, bodyFields, writtenAsBuilt });
     }
     paths.set(url, known);
   });

@@ -114,8 +114,11 @@ export async function listMyFollowers(ctx: ServiceContext, caller: Caller, page:
     value: r.followedAt,
     id: r.id,
   }));
-  const followers = shown.map(({ followedAt, ...follower }) => ({
-    ...follower,
+  // Field by field: the page is written by JSON.stringify (serializer.ts `writeAsBuilt`).
+  const followers = shown.map(({ id, name, avatar_url, followedAt }) => ({
+    id,
+    name,
+    avatar_url,
     followed_at: isoTimestamp(followedAt),
   }));
   return { followers, next };

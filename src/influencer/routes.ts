@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ServiceContext } from '../context.js';
 import { callerOf } from '../http/authenticate.js';
+import { WRITTEN_AS_BUILT } from '../http/serializer.js';
 import type { Binding, Keyset } from '../http/cursor.js';
 import { CATEGORIES } from './categories.js';
 import { searchDirectory } from './directory.js';
@@ -65,7 +66,8 @@ export const influencerRoutes: FastifyPluginAsyncTypebox<Options> = async (app, 
     },
   );
 
-  app.get('/api/influencers', { config: OPTIONAL, schema: schemas.listSchema }, async (request) => {
+  const listPage = { ...WRITTEN_AS_BUILT, config: OPTIONAL, schema: schemas.listSchema };
+  app.get('/api/influencers', listPage, async (request) => {
     const { q, category, sort = 'popular' } = request.query;
     const binding: Binding = ['influencers', sort, category, q];
     const page = ctx.cursors.page(request.query, binding);
@@ -84,7 +86,7 @@ export const influencerRoutes: FastifyPluginAsyncTypebox<Options> = async (app, 
 
   app.get(
     '/api/influencers/following',
-    { config: BEARER, schema: schemas.followingSchema },
+    { ...WRITTEN_AS_BUILT, config: BEARER, schema: schemas.followingSchema },
     async (request) => {
       const caller = callerOf(request);
       const binding: Binding = ['following', caller.userId];
@@ -96,7 +98,7 @@ export const influencerRoutes: FastifyPluginAsyncTypebox<Options> = async (app, 
 
   app.get(
     '/api/influencers/me/followers',
-    { config: BEARER, schema: schemas.followersSchema },
+    { ...WRITTEN_AS_BUILT, config: BEARER, schema: schemas.followersSchema },
     async (request) => {
       const caller = callerOf(request);
       const binding: Binding = ['followers', caller.userId];
