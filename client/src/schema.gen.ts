@@ -1383,10 +1383,7 @@ export interface operations {
           name?: string | null;
           /** @description At most 500 characters. */
           bio?: string | null;
-          /**
-           * Format: uri
-           * @description An https URL.
-           */
+          /** @description An https URL of at most 2048 characters, without user name or password. */
           avatar_url?: string | null;
         };
       };

@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { DmPolicy } from '../db/tables.js';
 import { nullable } from '../http/schemas.js';
+import { HttpsUrl } from '../http/https-url.js';
 import { CATEGORY_SLUGS, type Category } from './categories.js';
-import { BIO_MAX, DISPLAY_NAME_MAX, LABEL_MAX, URL_MAX } from './values.js';
+import { BIO_MAX, DISPLAY_NAME_MAX, LABEL_MAX } from './values.js';
 
 /**
  * The Influencer group's field schemas: the request values (outer bounds; values.ts has the
@@ -38,10 +39,6 @@ export const DisplayName = Type.String({
 export const Bio = Type.String({
   maxLength: BIO_MAX,
   description: `At most ${BIO_MAX} characters; line breaks allowed, other control characters not.`,
-});
-export const HttpsUrl = Type.String({
-  maxLength: URL_MAX,
-  description: `An https URL of at most ${URL_MAX} characters, without user name or password.`,
 });
 const Link = Type.Object({
   label: Type.String({

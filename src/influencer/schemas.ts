@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { NextCursor, pageQuery } from '../http/cursor.js';
+import { HttpsUrl } from '../http/https-url.js';
 import { MessageBody, nullable, withErrors } from '../http/schemas.js';
 import {
   Bio,
@@ -9,7 +10,6 @@ import {
   DmPolicySchema,
   FollowedInfluencer,
   Handle,
-  HttpsUrl,
   Influencer,
   Links,
   oneOf,

@@ -1,5 +1,6 @@
 import type { FieldProblem } from '../errors.js';
 import { Errors } from '../errors.js';
+import { parseHttpsUrl } from '../http/https-url.js';
 
 /**
  * The value rules of an influencer profile (API.md) that a JSON schema cannot state: trimming,
@@ -12,7 +13,6 @@ const RESERVED_HANDLES = new Set(['me', 'following', 'categories']);
 export const DISPLAY_NAME_MAX = 50;
 export const BIO_MAX = 500;
 export const LABEL_MAX = 30;
-export const URL_MAX = 2048;
 
 const CONTROL = /\p{Cc}/u;
 /** Half of a surrogate pair on its own: JSON can carry it, UTF-8 cannot store it. */
@@ -55,24 +55,6 @@ export function parseBio(raw: string | null): string | null {
   if (raw === null) return null;
   if (LONE_SURROGATE.test(raw)) invalid('bio', 'must be valid Unicode text');
   if (CONTROL_BUT_LINES.test(raw)) invalid('bio', 'must not contain control characters');
-  return raw;
-}
-
-/** An absolute `https` URL without credentials, as given. */
-export function parseHttpsUrl(raw: string, field: string): string {
-  if (LONE_SURROGATE.test(raw)) invalid(field, 'must be valid Unicode text');
-  if (codePoints(raw) > URL_MAX) invalid(field, `must be at most ${URL_MAX} characters`);
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return invalid(field, 'must be an https URL');
-  }
-  // The parser forgives spaces and control characters (it strips or encodes them): we do not.
-  if (url.protocol !== 'https:' || url.hostname === '' || /[\s\p{Cc}]/u.test(raw))
-    invalid(field, 'must be an https URL');
-  if (url.username !== '' || url.password !== '')
-    invalid(field, 'must not contain a user name or password');
   return raw;
 }
 

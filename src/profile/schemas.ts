@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Name, User } from '../auth/schemas.js';
+import { HttpsUrl } from '../http/https-url.js';
 import { MessageBody, nullable, withErrors } from '../http/schemas.js';
 
 const tags = ['Profile'];
@@ -9,14 +10,6 @@ export const Bio = Type.String({
   // Line breaks and tabs are fine in a bio; other control characters are not.
   pattern: '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$',
   description: 'At most 500 characters.',
-});
-
-export const AvatarUrl = Type.String({
-  maxLength: 2048,
-  format: 'uri',
-  // A URL's scheme is case-insensitive (RFC 3986), as an influencer's avatar_url takes it.
-  pattern: '^[Hh][Tt][Tt][Pp][Ss]://[^\\s\\p{Cc}]+$',
-  description: 'An https URL.',
 });
 
 export const getProfileSchema = {
@@ -33,7 +26,7 @@ export const updateProfileSchema = {
   body: Type.Object({
     name: Type.Optional(nullable(Name)),
     bio: Type.Optional(nullable(Bio)),
-    avatar_url: Type.Optional(nullable(AvatarUrl)),
+    avatar_url: Type.Optional(nullable(HttpsUrl)),
   }),
   response: withErrors({
     200: Type.Object({ message: Type.Literal('Profile updated'), user: Type.Ref(User) }),

@@ -123,9 +123,12 @@ describe.each(backends)('profile ($name)', (backend) => {
       expect((await getProfile(account)).json().user.bio).toBe('b'.repeat(500));
     });
 
-    it('avatar_url: an https URL only (http:, javascript:, relative → validation_failed)', async () => {
+    it('avatar_url: an https URL only, as an influencer’s (http:, relative, credentials → validation_failed)', async () => {
       const account = await t.register();
       for (const avatar_url of [
+        'https://ada:secret@example.test/a.png', // shown to every peer: no password in it
+        'https://ada@example.test/a.png',
+        'https://example.test/a b.png',
         'http://example.test/a.png',
         'javascript:alert(1)',
         '/images/a.png',
