@@ -112,7 +112,14 @@ function securityOf(api: boolean, access: RouteAccess | undefined): Record<strin
 }
 
 export async function docsRoutes(app: FastifyInstance, { publicUrl }: { publicUrl: string }) {
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list' },
+    // The page's own scripts and styles only, no framing by other sites (the plugin's policy),
+    // without `upgrade-insecure-requests`: on http://localhost it sent every asset to https.
+    staticCSP: true,
+    transformStaticCSP: (policy) => policy.replace(/\s*upgrade-insecure-requests;?/, ''),
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   const asyncApi = chatSocketDocument(INFO, publicUrl);
   app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApi);

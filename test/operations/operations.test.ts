@@ -139,6 +139,11 @@ describe.each(backends)('operations endpoints ($name)', (backend) => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/html/);
     expect(response.body).toMatch(/<html/i);
+    const policy = String(response.headers['content-security-policy']);
+    expect(policy).toMatch(/default-src 'self'/);
+    expect(policy).toMatch(/script-src 'self'[;\s]/);
+    expect(policy).toMatch(/frame-ancestors 'self'/);
+    expect(policy).not.toMatch(/upgrade-insecure-requests/);
   });
 
   it('GET /.well-known/jwks.json publishes P-256 public keys (kty EC, crv P-256, alg ES256, use sig, kid), no private part', async () => {
