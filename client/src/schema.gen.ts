@@ -760,6 +760,17 @@ export interface operations {
           };
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -819,6 +830,17 @@ export interface operations {
           };
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -874,6 +896,17 @@ export interface operations {
           };
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -919,6 +952,16 @@ export interface operations {
             /** @enum {string} */
             message: 'Logged out';
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -967,6 +1010,27 @@ export interface operations {
             /** @enum {string} */
             message: 'Confirmation code sent';
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -1019,6 +1083,27 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1069,6 +1154,27 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1115,6 +1221,17 @@ export interface operations {
             /** @enum {string} */
             message: 'If the address is registered, a reset code has been sent';
           };
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -1169,6 +1286,17 @@ export interface operations {
           };
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1218,6 +1346,16 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1262,6 +1400,16 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1300,6 +1448,16 @@ export interface operations {
           'application/json': {
             user: components['schemas']['User'];
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -1347,6 +1505,27 @@ export interface operations {
             /** @enum {string} */
             message: 'Account deleted';
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -1400,6 +1579,16 @@ export interface operations {
             message: 'Profile updated';
             user: components['schemas']['User'];
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -1468,6 +1657,27 @@ export interface operations {
             /** @description `null` on the last page. */
             next_cursor: string | null;
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -1553,6 +1763,16 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1591,6 +1811,16 @@ export interface operations {
           'application/json': {
             influencer: components['schemas']['Influencer'];
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -1632,6 +1862,16 @@ export interface operations {
             /** @enum {string} */
             message: 'Influencer profile deleted';
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -1717,6 +1957,16 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1758,6 +2008,27 @@ export interface operations {
               name: string;
             }[];
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -1854,6 +2125,16 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1908,6 +2189,16 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1949,6 +2240,27 @@ export interface operations {
           'application/json': {
             influencer: components['schemas']['Influencer'];
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -1996,6 +2308,27 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -2039,6 +2372,27 @@ export interface operations {
             following: false;
             followers_count: number;
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -2098,6 +2452,16 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -2142,6 +2506,16 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -2184,6 +2558,16 @@ export interface operations {
             /** @enum {boolean} */
             blocked: false;
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -2233,6 +2617,16 @@ export interface operations {
             /** @description `null` on the last page. */
             next_cursor: string | null;
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -2293,6 +2687,27 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -2332,6 +2747,16 @@ export interface operations {
             total_unread_count: number;
             unread_conversations: number;
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -2375,6 +2800,16 @@ export interface operations {
           'application/json': {
             conversation: components['schemas']['Conversation'];
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -2427,6 +2862,16 @@ export interface operations {
             has_more: boolean;
             last_seq: number;
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -2497,6 +2942,27 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -2546,6 +3012,16 @@ export interface operations {
             version: number;
             has_more: boolean;
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -2598,6 +3074,16 @@ export interface operations {
           };
         };
       };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -2641,6 +3127,16 @@ export interface operations {
             message: 'Message deleted';
             chat_message: components['schemas']['ChatMessage'];
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
@@ -2693,6 +3189,16 @@ export interface operations {
             message: 'Message edited';
             chat_message: components['schemas']['ChatMessage'];
           };
+        };
+      };
+      /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
+      401: {
+        headers: {
+          'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */

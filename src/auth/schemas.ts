@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MessageBody, nullable, withErrors } from '../http/schemas.js';
+import { MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
 
 /**
  * Request and response schemas of the Auth group: they validate requests (no type coercion) and
@@ -107,7 +107,10 @@ export const changePasswordSchema = {
   operationId: 'changePassword',
   summary: "Change the caller's password; signs out every other session",
   body: Type.Object({ password: Password, new_password: Password }),
-  response: withErrors({ 200: MessageBody('User changed password successful') }),
+  response: withErrors({
+    200: MessageBody('User changed password successful'),
+    429: TooManyRequests,
+  }),
 };
 
 export const forgotPasswordSchema = {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { NextCursor, pageQuery } from '../http/cursor.js';
-import { withErrors } from '../http/schemas.js';
+import { TooManyRequests, withErrors } from '../http/schemas.js';
 import { ChatMessage, Conversation, Count } from './objects.js';
 
 /**
@@ -47,6 +47,7 @@ export const startConversationSchema = {
   response: withErrors({
     201: WithConversation('Created.'),
     200: WithConversation('The pair already had a conversation (whoever started it).'),
+    429: TooManyRequests,
   }),
 };
 
@@ -106,6 +107,7 @@ export const sendMessageSchema = {
         'A replay: the key was used before with the same conversation and text. The stored message; nothing new is stored.',
       headers: { 'Idempotent-Replayed': Type.Literal('true') },
     }),
+    429: TooManyRequests,
   }),
 };
 

@@ -19,6 +19,26 @@ export const ErrorBody = Type.Object(
 );
 
 /**
+ * `429` (`rate_limited`, or `too_many_attempts` for wrong passwords), with `Retry-After`: documented
+ * on every route that counts its callers (docs.ts adds it where the anonymous budget applies).
+ */
+export const TooManyRequests = Type.Ref(ErrorBody, {
+  description: 'Too many requests or attempts: try again after `Retry-After` seconds.',
+  headers: {
+    'Retry-After': Type.Integer({
+      minimum: 1,
+      description: 'Seconds to wait before trying again.',
+    }),
+  },
+});
+
+/** `401`, with `WWW-Authenticate: Bearer` when the access token is missing, bad or ended. */
+export const Unauthorized = Type.Ref(ErrorBody, {
+  description: 'No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`).',
+  headers: { 'WWW-Authenticate': Type.Literal('Bearer') },
+});
+
+/**
  * A value that may be null, as OpenAPI 3.1 says it: `type: [T, "null"]` when the schema has one
  * `type` and only keywords that leave a null alone (`format`, `pattern`, lengths, bounds apply to
  * their own type only); otherwise (a `$ref`, an `enum` or `const`, which null would fail) a union

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { NextCursor, pageQuery } from '../http/cursor.js';
 import { HttpsUrl } from '../http/https-url.js';
-import { MessageBody, nullable, withErrors } from '../http/schemas.js';
+import { MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
 import {
   Bio,
   Categories,
@@ -134,7 +134,7 @@ export const followSchema = {
   operationId: 'followInfluencer',
   summary: 'Follow an influencer (repeating it changes nothing)',
   params: RefParams,
-  response: withErrors({ 200: followBody(true) }),
+  response: withErrors({ 200: followBody(true), 429: TooManyRequests }),
 };
 
 export const unfollowSchema = {
@@ -142,7 +142,7 @@ export const unfollowSchema = {
   operationId: 'unfollowInfluencer',
   summary: 'Stop following an influencer (repeating it changes nothing)',
   params: RefParams,
-  response: withErrors({ 200: followBody(false) }),
+  response: withErrors({ 200: followBody(false), 429: TooManyRequests }),
 };
 
 export const followingSchema = {

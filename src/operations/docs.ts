@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { chatSocketDocument, type ApiInfo } from '../chat/realtime/asyncapi.js';
 import { isApiPath, type RouteAccess } from '../http/authenticate.js';
-import { ErrorBody } from '../http/schemas.js';
+import { ErrorBody, TooManyRequests, Unauthorized } from '../http/schemas.js';
 
 /** Both documents' title and version: the OpenAPI one and the chat socket's AsyncAPI one. */
 const INFO: ApiInfo = { title: 'Account service API', version: '1.0.0' };
@@ -66,9 +66,10 @@ export const openApiDocument = fp(
 
 /**
  * What the document says of a route beyond its own schema, from the facts that rule it, so the two
- * cannot drift: its security is the access the authentication hook enforces (`config.access`), and
+ * cannot drift: its security is the access the authentication hook enforces (`config.access`),
  * every route may answer a 5xx (500, or 503 while the database is away or the service drains) and
- * every /api route a 4xx (401 at least: authentication fails closed), in the one error shape.
+ * every /api route a 4xx, in the one error shape; a route that looks at a token may answer 401 with
+ * `WWW-Authenticate`, and one that counts against the anonymous budget 429 with `Retry-After`.
  */
 function documented(
   schema: FastifySchema | undefined,
@@ -81,6 +82,8 @@ function documented(
   const response = { ...(schema.response as Record<string, unknown> | undefined) };
   response['5xx'] ??= Type.Ref(ErrorBody);
   if (api) response['4xx'] ??= Type.Ref(ErrorBody);
+  if (api && access !== 'public') response['401'] ??= Unauthorized;
+  if (api && (access === 'public' || access === 'optional')) response['429'] ??= TooManyRequests;
   return { ...schema, security: securityOf(api, access), response };
 }
 

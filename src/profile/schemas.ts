@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Name, User } from '../auth/schemas.js';
 import { HttpsUrl } from '../http/https-url.js';
-import { MessageBody, nullable, withErrors } from '../http/schemas.js';
+import { MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
 
 const tags = ['Profile'];
 
@@ -39,5 +39,5 @@ export const deleteProfileSchema = {
   summary: 'Delete the account, its sessions and codes',
   // No outer bound but the body's size: an overlong password is just wrong (incorrect_password).
   body: Type.Object({ password: Type.String() }),
-  response: withErrors({ 200: MessageBody('Account deleted') }),
+  response: withErrors({ 200: MessageBody('Account deleted'), 429: TooManyRequests }),
 };

@@ -16,7 +16,13 @@ interface Operation {
     required?: boolean;
     content: { 'application/json': { schema: { required?: string[] } } };
   };
-  responses: Record<string, { content?: { 'application/json'?: { schema?: unknown } } }>;
+  responses: Record<
+    string,
+    {
+      content?: { 'application/json'?: { schema?: unknown } };
+      headers?: Record<string, { schema?: unknown }>;
+    }
+  >;
 }
 interface Document {
   paths: Record<string, Record<string, Operation>>;
@@ -51,6 +57,16 @@ const EXPECTED_IDS: Record<string, string> = {
   'GET /readyz': 'getReadiness',
   'GET /.well-known/jwks.json': 'getSigningKeys',
 };
+
+/** Routes that take a bearer token and count their callers themselves (API.md's limits). */
+const LIMITED_BEARER_ROUTES = [
+  'POST /api/change-password',
+  'DELETE /api/profile',
+  'PUT /api/influencers/{ref}/follow',
+  'DELETE /api/influencers/{ref}/follow',
+  'POST /api/chat/conversations',
+  'POST /api/chat/conversations/{id}/messages',
+];
 
 let doc: Document;
 let routes: (RouteEntry & { path: string; name: string })[];
@@ -105,6 +121,37 @@ describe('the OpenAPI document', () => {
       expect(schemaOf(responses['5XX']), route.name).toEqual(ERROR_BODY);
       if (isApiPath(route.url)) expect(schemaOf(responses['4XX']), route.name).toEqual(ERROR_BODY);
     }
+  });
+
+  it('documents 401 with WWW-Authenticate: Bearer on every /api route that reads a token', () => {
+    const reading = routes.filter((r) => isApiPath(r.url) && r.access !== 'public');
+    expect(reading.length).toBeGreaterThan(10);
+    for (const route of reading) {
+      const unauthorized = operationOf(route)?.responses['401'];
+      expect(schemaOf(unauthorized), route.name).toEqual(ERROR_BODY);
+      expect(unauthorized?.headers?.['WWW-Authenticate']?.schema, route.name).toMatchObject({
+        const: 'Bearer',
+      });
+    }
+  });
+
+  it('documents 429 with Retry-After where the anonymous budget or a limit of its own applies', () => {
+    const anonymous = routes.filter(
+      (r) => isApiPath(r.url) && (r.access === 'public' || r.access === 'optional'),
+    );
+    const limited = routes.filter((r) => LIMITED_BEARER_ROUTES.includes(r.name));
+    expect(limited).toHaveLength(LIMITED_BEARER_ROUTES.length);
+    for (const route of [...anonymous, ...limited]) {
+      const tooMany = operationOf(route)?.responses['429'];
+      expect(schemaOf(tooMany), route.name).toEqual(ERROR_BODY);
+      expect(tooMany?.headers?.['Retry-After']?.schema, route.name).toMatchObject({
+        type: 'integer',
+        minimum: 1,
+      });
+    }
+    const others = routes.filter((r) => ![...anonymous, ...limited].includes(r));
+    for (const route of others)
+      expect(operationOf(route)?.responses['429'], route.name).toBeUndefined();
   });
 
   it("lists the catalogue's codes as the enum of the error body's `error`", () => {
