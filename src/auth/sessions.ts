@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
+import { canonicalRowId } from '../db/ids.js';
 import { isoTimestamp } from '../http/timestamps.js';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../security/access-tokens.js';
 import { REFRESH_REUSE_GRACE_MS, REFRESH_TOKEN_TTL_MS } from '../security/refresh-tokens.js';
@@ -29,7 +30,6 @@ export interface ClientInfo {
 }
 
 const USER_AGENT_MAX_LENGTH = 512;
-const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * Signs the account in on a new session, if its password hash is still `passwordHash` (the one the
@@ -152,9 +152,10 @@ export async function listSessions(ctx: ServiceContext, caller: Caller): Promise
 export async function revokeSession(
   ctx: ServiceContext,
   caller: Caller,
-  sessionId: string,
+  ref: string,
 ): Promise<void> {
-  if (!SESSION_ID.test(sessionId)) throw Errors.notFound();
+  const sessionId = canonicalRowId(ref);
+  if (sessionId === undefined) throw Errors.notFound();
   if (!(await deleteSession(ctx.db, sessionId, caller.userId))) throw Errors.notFound();
   publishSessionsEnded(ctx.events, caller.userId, { sessionIds: [sessionId] });
 }

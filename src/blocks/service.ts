@@ -3,7 +3,7 @@ import { findUserById } from '../accounts/users.store.js';
 import type { ServiceContext } from '../context.js';
 import type { Db } from '../db/database.js';
 import { isForeignKeyViolation } from '../db/dialect.js';
-import { isRowId } from '../db/ids.js';
+import { canonicalRowId } from '../db/ids.js';
 import { Errors } from '../errors.js';
 import { splitPage, type Page } from '../http/cursor.js';
 import { isoTimestamp } from '../http/timestamps.js';
@@ -44,17 +44,21 @@ export async function blockRelation(db: Db, userId: string, other: string): Prom
   return (await blockRelations(db, userId, [other])).get(other) ?? NO_BLOCK;
 }
 
-async function requireAccount(db: Db, userId: string): Promise<void> {
-  if (!isRowId(userId) || (await findUserById(db, userId)) === undefined) throw Errors.notFound();
+/** The id of the account `ref` names, as stored; 404 when there is none. */
+async function requireAccount(db: Db, ref: string): Promise<string> {
+  const userId = canonicalRowId(ref);
+  if (userId === undefined || (await findUserById(db, userId)) === undefined)
+    throw Errors.notFound();
+  return userId;
 }
 
 /**
  * Blocks `userId` for the caller, and (in the same transaction) lets the other groups undo what a
  * block forbids: the follows between the two go, both ways. Repeating it changes nothing.
  */
-export async function blockUser(ctx: ServiceContext, caller: Caller, userId: string) {
-  if (userId === caller.userId) throw Errors.cannotBlockSelf();
-  await requireAccount(ctx.db, userId);
+export async function blockUser(ctx: ServiceContext, caller: Caller, ref: string) {
+  if (canonicalRowId(ref) === caller.userId) throw Errors.cannotBlockSelf();
+  const userId = await requireAccount(ctx.db, ref);
   try {
     await inTransaction(ctx.db, async (trx) => {
       await insertBlock(trx, caller.userId, userId, ctx.clock());
@@ -68,8 +72,8 @@ export async function blockUser(ctx: ServiceContext, caller: Caller, userId: str
 }
 
 /** Lifts the caller's block of `userId`, if any; follows removed by the block stay removed. */
-export async function unblockUser(ctx: ServiceContext, caller: Caller, userId: string) {
-  await requireAccount(ctx.db, userId);
+export async function unblockUser(ctx: ServiceContext, caller: Caller, ref: string) {
+  const userId = await requireAccount(ctx.db, ref);
   await deleteBlock(ctx.db, caller.userId, userId);
 }
 

@@ -1,6 +1,6 @@
 import type { BlockRelation } from '../blocks/service.js';
 import type { Db } from '../db/database.js';
-import { isRowId } from '../db/ids.js';
+import { canonicalRowId } from '../db/ids.js';
 import { Errors } from '../errors.js';
 import { findMemberConversation, type MemberConversationRow } from './conversations.store.js';
 import { findMessage, type MessageRow } from './messages.store.js';
@@ -27,9 +27,8 @@ export async function findMembership(
   userId: string,
   conversationId: string,
 ): Promise<Membership> {
-  const found = isRowId(conversationId)
-    ? await findMemberConversation(db, conversationId, userId)
-    : undefined;
+  const id = canonicalRowId(conversationId);
+  const found = id === undefined ? undefined : await findMemberConversation(db, id, userId);
   if (found === undefined) throw Errors.notFound();
   return { userId, ...found };
 }
@@ -39,7 +38,8 @@ export async function findMessageAccess(
   userId: string,
   messageId: string,
 ): Promise<MessageAccess> {
-  const message = isRowId(messageId) ? await findMessage(db, messageId) : undefined;
+  const id = canonicalRowId(messageId);
+  const message = id === undefined ? undefined : await findMessage(db, id);
   if (message === undefined) throw Errors.notFound();
   const membership = await findMembership(db, userId, message.conversation_id);
   return { ...membership, message };

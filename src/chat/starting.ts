@@ -3,7 +3,7 @@ import type { Caller } from '../accounts/caller.js';
 import { blockRelation } from '../blocks/service.js';
 import type { ServiceContext } from '../context.js';
 import { isForeignKeyViolation } from '../db/dialect.js';
-import { isRowId } from '../db/ids.js';
+import { canonicalRowId } from '../db/ids.js';
 import { Errors } from '../errors.js';
 import { followedAmong } from '../influencer/follows.store.js';
 import { findProfile } from '../influencer/profiles.store.js';
@@ -28,11 +28,12 @@ export interface Started {
 export async function startConversation(
   ctx: ServiceContext,
   caller: Caller,
-  influencerId: string,
+  influencerRef: string,
 ): Promise<Started> {
   const { userId } = caller;
+  const influencerId = canonicalRowId(influencerRef);
   if (influencerId === userId) throw Errors.cannotMessageSelf();
-  if (!isRowId(influencerId)) throw Errors.notFound();
+  if (influencerId === undefined) throw Errors.notFound();
   const existing = await findConversationByPair(ctx.db, userId, influencerId);
   if (existing !== undefined) return viewOf(ctx, userId, existing.id, false);
   const profile = await findProfile(ctx.db, influencerId);

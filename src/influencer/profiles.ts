@@ -2,6 +2,7 @@ import type { Caller } from '../accounts/caller.js';
 import type { ServiceContext } from '../context.js';
 import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/dialect.js';
+import { canonicalRowId } from '../db/ids.js';
 import type { DmPolicy } from '../db/tables.js';
 import { Errors } from '../errors.js';
 import type { Category } from './categories.js';
@@ -134,15 +135,14 @@ export async function deleteMyProfile(ctx: ServiceContext, caller: Caller): Prom
   if (!(await deleteProfile(ctx.db, caller.userId))) throw Errors.notInfluencer();
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HANDLE = /^[a-z0-9_]{3,30}$/;
 
 /** `ref` is a profile id or a handle (a handle never looks like an id); any case. */
 export async function findProfileByRef(db: Db, ref: string): Promise<Profile | undefined> {
   const lower = ref.toLowerCase();
   if (HANDLE.test(lower)) return findProfileByHandle(db, lower);
-  if (UUID.test(lower)) return findProfile(db, lower);
-  return undefined;
+  const id = canonicalRowId(ref);
+  return id === undefined ? undefined : findProfile(db, id);
 }
 
 export async function getProfileByRef(

@@ -1,5 +1,6 @@
 import { isBlocked } from '../../blocks/service.js';
 import type { ServiceContext } from '../../context.js';
+import { canonicalRowId } from '../../db/ids.js';
 import { ApiError } from '../../errors.js';
 import type { TypingOutcome } from '../../operations/realtime-metrics.js';
 import { findMembership, peerOf } from '../membership.js';
@@ -15,8 +16,11 @@ import type { TypingEvent } from './frame-schemas.js';
 export async function relayTyping(
   ctx: ServiceContext,
   userId: string,
-  conversationId: string,
+  conversationRef: string,
 ): Promise<TypingOutcome> {
+  // The id as stored, before the limit counts it: another letter case is the same conversation.
+  const conversationId = canonicalRowId(conversationRef);
+  if (conversationId === undefined) return 'refused';
   if (!(await ctx.limits.takeTyping(userId, conversationId))) return 'throttled';
   const membership = await findMembership(ctx.db, userId, conversationId).catch(notFound);
   if (membership === undefined) return 'refused';

@@ -193,7 +193,8 @@ describe.each(backends)('chat socket: typing ($name)', (backend) => {
       ...fanSockets.map((s): [SocketClient, string] => [s, fan.userId]),
       ...peerSockets.map((s): [SocketClient, string] => [s, influencer.userId]),
     ];
-    for (let i = 0; i < 3; i += 1) sendTyping(fanSockets[0]!, id);
+    // The id in upper case is the same conversation: the same limit, the event's id lower-case.
+    for (const sent of [id, id.toUpperCase(), id]) sendTyping(fanSockets[0]!, sent);
     sendTyping(fanSockets[1]!, id); // the same user on another socket
     await settled(everyone);
     const once = [{ type: 'typing', conversation_id: id, user_id: fan.userId }];
