@@ -82,7 +82,13 @@ describe.each(backends)(
       // server's 1 MiB).
       await burst(peers, 150); // ends while the reader is still paused: nobody waited for it
       reader.ws.resume();
-      expect((await reader.waitClosed()).code).toBe(4008);
+      // The server closed it as a slow reader (4008). When the burst outlasts ws's 30 s close
+      // timeout (a busy machine), the close frame still queued behind the unread data goes with the
+      // connection, and the client sees 1006; delivery.test.ts checks the code on a quick path.
+      expect([4008, 1006]).toContain((await reader.waitClosed()).code);
+      await expect
+        .poll(() => rt.metric('chat_sockets_closed_total', '{reason="slow_reader"}'))
+        .toBe(1);
       expect(reader.framesOf('message.created').length).toBeLessThan(PEERS * 180);
 
       for (const peer of peers) {
