@@ -62,6 +62,38 @@ describe.each(backends)('chat socket: sockets waiting for authentication ($name)
     for (const client of [...waiting, elsewhere, withHeader, third, fourth]) client.close();
   });
 
+  it('counts an IPv6 client by its /64, and an IPv4-mapped address as the IPv4 one', async () => {
+    const half = AWAITING_AUTH_PER_ADDRESS / 2;
+    const sixes = await Promise.all(
+      Array.from({ length: AWAITING_AUTH_PER_ADDRESS }, (_, i) =>
+        rt.open(from(`2001:db8:1:2::${(i % half) + 1}`)),
+      ),
+    );
+    const sameNetwork = await rt.open(from('2001:db8:1:2:ffff::9'));
+    expect((await sameNetwork.waitClosed()).code).toBe(4429);
+    const otherNetwork = await rt.open(from('2001:db8:1:3::1'));
+    await authenticate(otherNetwork);
+
+    const fours = await Promise.all(
+      Array.from({ length: AWAITING_AUTH_PER_ADDRESS }, () => rt.open(from('192.0.2.44'))),
+    );
+    const mapped = await rt.open(from('::ffff:192.0.2.44'));
+    expect((await mapped.waitClosed()).code).toBe(4429);
+    for (const client of [...sixes, ...fours, otherNetwork]) client.close();
+  });
+
+  it('cuts a refused socket that leaves the close frame unanswered within seconds, not 30', async () => {
+    const timedOut = () => rt.metric('chat_sockets_closed_total', '{reason="auth_timeout"}');
+    const before = await timedOut();
+    const silent = await rt.open(from('198.51.100.77'));
+    silent.ws.pause(); // reads nothing from here on: the close frame goes unanswered
+    rt.t.clock.advance(5_000);
+    // ws alone would wait 30 s for the client's answer before letting the socket go.
+    await expect.poll(timedOut, { timeout: 10_000 }).toBe(before + 1);
+    silent.ws.resume();
+    await silent.waitClosed();
+  });
+
   it('gives every address its share back when the waiting sockets time out', async () => {
     const address = '198.51.100.20';
     const waiting = await Promise.all(
