@@ -9,6 +9,7 @@ export type SocketCloseReason =
   | 'wrong_user'
   | 'too_many_sockets'
   | 'too_many_awaiting_auth'
+  | 'rate_limited'
   | 'slow_reader'
   | 'shutdown'
   | 'heartbeat_timeout'
