@@ -9,7 +9,6 @@ export type SocketCloseReason =
   | 'wrong_user'
   | 'too_many_sockets'
   | 'too_many_awaiting_auth'
-  | 'rate_limited'
   | 'slow_reader'
   | 'shutdown'
   | 'heartbeat_timeout'

@@ -63,12 +63,6 @@ export const Closures = {
     'too_many_awaiting_auth',
     'A socket without a bearer token on the upgrade from an address that already holds 50 sockets waiting for their `auth` frame (counted per instance).',
   ),
-  rateLimited: closure(
-    4429,
-    'too many requests',
-    'rate_limited',
-    'A socket without a bearer token on the upgrade from an address over its budget of anonymous requests (300 a minute, shared with the Auth group), unless it authenticated first.',
-  ),
   slowReader: closure(
     4008,
     'reading too slowly',

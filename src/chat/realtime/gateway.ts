@@ -5,7 +5,6 @@ import type { AccessClaims } from '../../security/access-tokens.js';
 import type { ServiceContext } from '../../context.js';
 import { isDatabaseUnavailable } from '../../db/outage.js';
 import { ApiError } from '../../errors.js';
-import { clientNetwork } from '../../limits/client-network.js';
 import type { OutageLog } from '../../outage-log.js';
 import type { RealtimeMetrics } from '../../operations/realtime-metrics.js';
 import { AwaitingAuthentication } from './awaiting-auth.js';
@@ -72,12 +71,11 @@ export class ChatGateway {
   }
 
   /**
-   * A freshly upgraded socket from the client at `ip`, with the upgrade's bearer token if it
-   * carried one. Without one, it waits for an `auth` frame: it counts against its network's share
-   * of such sockets (awaiting-auth.ts) until it authenticates or closes, and its upgrade against the
-   * network's budget of anonymous requests, as an HTTP request without a token would.
+   * A freshly upgraded socket from the client at `address`, with the upgrade's bearer token if it
+   * carried one; without one, it waits for an `auth` frame, and counts against its address's
+   * share of such sockets (awaiting-auth.ts) until it authenticates or closes.
    */
-  accept(ws: WebSocket, headerToken: string | undefined, ip: string): void {
+  accept(ws: WebSocket, headerToken: string | undefined, address: string): void {
     const socket = new ChatSocket(ws, this.ctx.clock() + AUTH_WINDOW_MS);
     this.registry.add(socket);
     this.metrics.socketOpened();
@@ -91,22 +89,8 @@ export class ChatGateway {
       void this.authenticate(socket, headerToken);
       return;
     }
-    // Counted by network, as every per-IP limit is: an IPv6 client holds a whole /64.
-    const network = clientNetwork(ip);
-    if (!this.awaiting.admit(network)) return socket.close(Closures.tooManyAwaiting);
-    socket.awaitingFrom = network;
-    void this.countAnonymousUpgrade(socket, ip);
-  }
-
-  /** Over the budget, a socket that has not authenticated meanwhile is closed with 4429. */
-  private async countAnonymousUpgrade(socket: ChatSocket, ip: string): Promise<void> {
-    try {
-      await this.ctx.limits.takeAuthRequest(ip);
-    } catch (error) {
-      if (!(error instanceof ApiError && error.status === 429)) {
-        this.deps.log.warn({ err: error }, 'chat socket: could not count an anonymous upgrade');
-      } else if (!socket.ready) socket.close(Closures.rateLimited);
-    }
+    if (!this.awaiting.admit(address)) return socket.close(Closures.tooManyAwaiting);
+    socket.awaitingFrom = address;
   }
 
   /** Fastify's preClose: every socket gets 1001; those that do not answer are cut. */

@@ -4,6 +4,7 @@ import type { WebSocket } from 'ws';
 import { Errors } from '../../errors.js';
 import { bearerToken } from '../../http/authenticate.js';
 import { clientIp } from '../../http/client-ip.js';
+import { clientNetwork } from '../../limits/client-network.js';
 import { MAX_FRAME_BYTES } from './frames.js';
 import type { ChatGateway } from './gateway.js';
 
@@ -68,7 +69,8 @@ export async function chatSocketRoutes(
       const header = request.headers.authorization;
       // A header that is not a bearer token is a bad token (4401), not a missing one.
       const token = header === undefined ? undefined : (bearerToken(header) ?? '');
-      gateway.accept(socket, token, clientIp(request));
+      // Counted by network, as every per-IP limit is: an IPv6 client holds a whole /64.
+      gateway.accept(socket, token, clientNetwork(clientIp(request)));
     },
   });
 }

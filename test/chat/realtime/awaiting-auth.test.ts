@@ -1,13 +1,9 @@
-import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AWAITING_AUTH_PER_ADDRESS } from '../../../src/chat/realtime/awaiting-auth.js';
 import { backends } from '../../helpers/backends.js';
 import type { Account } from '../../helpers/test-app.js';
 import { RealtimeApp } from './fixture.js';
 import type { SocketClient } from './socket-client.js';
-
-/** API.md: unauthenticated requests of one IP, a minute. */
-const ANONYMOUS_BUDGET = 300;
 
 /** A socket from `address` (TRUST_PROXY is on) that has not authenticated. */
 const from = (address: string, token?: string) => ({
@@ -96,22 +92,6 @@ describe.each(backends)('chat socket: sockets waiting for authentication ($name)
     await expect.poll(timedOut, { timeout: 10_000 }).toBe(before + 1);
     silent.ws.resume();
     await silent.waitClosed();
-  });
-
-  it('counts a header-less upgrade against the anonymous budget: over it, 4429', async () => {
-    // An address of its own: with Redis, the budget's counters outlive this app.
-    const address = `198.18.${randomInt(256)}.${randomInt(1, 255)}`;
-    for (let i = 0; i < ANONYMOUS_BUDGET; i += 1) {
-      const answer = await rt.t.call('GET', '/api/influencers/categories', { ip: address });
-      expect(answer.statusCode).toBe(200);
-    }
-    const over = await rt.t.call('GET', '/api/influencers/categories', { ip: address });
-    expect(over.statusCode).toBe(429);
-    const refused = await rt.open(from(address));
-    expect(await refused.waitClosed()).toEqual({ code: 4429, reason: 'too many requests' });
-    const withHeader = await rt.open(from(address, alice.accessToken));
-    await withHeader.waitFor('ready'); // a token on the upgrade: no anonymous request
-    withHeader.close();
   });
 
   it('gives every address its share back when the waiting sockets time out', async () => {
