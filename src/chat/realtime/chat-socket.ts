@@ -34,6 +34,8 @@ export class ChatSocket {
   awaitingFrom: string | undefined;
   /** The conversations a typing frame is being relayed to (made on the first typing frame). */
   typingChecks: Set<string> | undefined;
+  /** Cuts a refused socket that leaves our close frame unanswered (see `close`). */
+  private cut: NodeJS.Timeout | undefined;
   private missedPongs = 0;
   private closedAs: SocketCloseReason | undefined;
 
@@ -45,6 +47,7 @@ export class ChatSocket {
     ws.on('pong', () => {
       this.missedPongs = 0;
     });
+    ws.on('close', () => clearTimeout(this.cut));
     // ws has already closed the socket (1009 for a frame over maxPayload, 1002 or 1007 for a
     // broken one); the close event that follows cannot tell which.
     ws.on('error', (error: Error & { code?: string }) => {
@@ -91,7 +94,8 @@ export class ChatSocket {
     this.closedAs = closure.reason;
     this.ready = false;
     this.ws.close(closure.code, closure.text);
-    if (!wasReady) setTimeout(() => this.ws.terminate(), UNAUTHENTICATED_CLOSE_GRACE_MS).unref();
+    if (!wasReady)
+      this.cut = setTimeout(() => this.ws.terminate(), UNAUTHENTICATED_CLOSE_GRACE_MS).unref();
   }
 
   /** The heartbeat's turn: drop a client that left two pings unanswered, else ping it. */

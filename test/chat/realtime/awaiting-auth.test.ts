@@ -11,6 +11,15 @@ const from = (address: string, token?: string) => ({
   ...(token === undefined ? {} : { token }),
 });
 
+/** Closes them and waits for each close: none is left for a later test's clock to time out. */
+const closeAll = (clients: SocketClient[]) =>
+  Promise.all(
+    clients.map((client) => {
+      client.close();
+      return client.waitClosed();
+    }),
+  );
+
 describe.each(backends)('chat socket: sockets waiting for authentication ($name)', (backend) => {
   let rt: RealtimeApp;
   let alice: Account;
@@ -59,7 +68,7 @@ describe.each(backends)('chat socket: sockets waiting for authentication ($name)
     expect((await full.waitClosed()).code).toBe(4429);
     for (const client of [third, fourth]) await authenticate(client);
 
-    for (const client of [...waiting, elsewhere, withHeader, third, fourth]) client.close();
+    await closeAll([...waiting, elsewhere, withHeader, third, fourth]);
   });
 
   it('counts an IPv6 client by its /64, and an IPv4-mapped address as the IPv4 one', async () => {
@@ -79,7 +88,7 @@ describe.each(backends)('chat socket: sockets waiting for authentication ($name)
     );
     const mapped = await rt.open(from('::ffff:192.0.2.44'));
     expect((await mapped.waitClosed()).code).toBe(4429);
-    for (const client of [...sixes, ...fours, otherNetwork]) client.close();
+    await closeAll([...sixes, ...fours, otherNetwork]);
   });
 
   it('cuts a refused socket that leaves the close frame unanswered within seconds, not 30', async () => {
