@@ -57,8 +57,8 @@ async function requireAccount(db: Db, ref: string): Promise<string> {
  * block forbids: the follows between the two go, both ways. Repeating it changes nothing.
  */
 export async function blockUser(ctx: ServiceContext, caller: Caller, ref: string) {
-  if (canonicalRowId(ref) === caller.userId) throw Errors.cannotBlockSelf();
   const userId = await requireAccount(ctx.db, ref);
+  if (userId === caller.userId) throw Errors.cannotBlockSelf();
   try {
     await inTransaction(ctx.db, async (trx) => {
       await insertBlock(trx, caller.userId, userId, ctx.clock());

@@ -30,7 +30,7 @@ export class ChatSocket {
   verifying = false;
   /** The latest token sent while another was being verified: checked next. */
   pendingToken: string | undefined;
-  /** The client's address while the socket counts as waiting for its `auth` frame (awaiting-auth.ts). */
+  /** The client's network while the socket counts as waiting for its `auth` frame (awaiting-auth.ts). */
   awaitingFrom: string | undefined;
   /** The conversations a typing frame is being relayed to (made on the first typing frame). */
   typingChecks: Set<string> | undefined;

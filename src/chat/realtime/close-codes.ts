@@ -61,7 +61,7 @@ export const Closures = {
     4429,
     'too many sockets waiting for authentication',
     'too_many_awaiting_auth',
-    'A socket without a bearer token on the upgrade from an address that already holds 50 sockets waiting for their `auth` frame (counted per instance).',
+    'A socket without a bearer token on the upgrade from a network (an IPv4 address, an IPv6 /64) that already holds 50 sockets waiting for their `auth` frame (counted per instance).',
   ),
   slowReader: closure(
     4008,

@@ -71,11 +71,11 @@ export class ChatGateway {
   }
 
   /**
-   * A freshly upgraded socket from the client at `address`, with the upgrade's bearer token if it
-   * carried one; without one, it waits for an `auth` frame, and counts against its address's
-   * share of such sockets (awaiting-auth.ts) until it authenticates or closes.
+   * A freshly upgraded socket from the client network `network` (`clientNetwork`), with the
+   * upgrade's bearer token if it carried one; without one, it waits for an `auth` frame, and counts
+   * against its network's share of such sockets (awaiting-auth.ts) until it authenticates or closes.
    */
-  accept(ws: WebSocket, headerToken: string | undefined, address: string): void {
+  accept(ws: WebSocket, headerToken: string | undefined, network: string): void {
     const socket = new ChatSocket(ws, this.ctx.clock() + AUTH_WINDOW_MS);
     this.registry.add(socket);
     this.metrics.socketOpened();
@@ -89,8 +89,8 @@ export class ChatGateway {
       void this.authenticate(socket, headerToken);
       return;
     }
-    if (!this.awaiting.admit(address)) return socket.close(Closures.tooManyAwaiting);
-    socket.awaitingFrom = address;
+    if (!this.awaiting.admit(network)) return socket.close(Closures.tooManyAwaiting);
+    socket.awaitingFrom = network;
   }
 
   /** Fastify's preClose: every socket gets 1001; those that do not answer are cut. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AWAITING_AUTH_PER_ADDRESS } from '../../../src/chat/realtime/awaiting-auth.js';
+import { AWAITING_AUTH_PER_NETWORK } from '../../../src/chat/realtime/awaiting-auth.js';
 import { backends } from '../../helpers/backends.js';
 import type { Account } from '../../helpers/test-app.js';
 import { RealtimeApp } from './fixture.js';
@@ -39,7 +39,7 @@ describe.each(backends)('chat socket: sockets waiting for authentication ($name)
   it('closes a socket over the cap of one address with 4429; others, and header tokens, pass', async () => {
     const address = '203.0.113.7';
     const waiting = await Promise.all(
-      Array.from({ length: AWAITING_AUTH_PER_ADDRESS }, () => rt.open(from(address))),
+      Array.from({ length: AWAITING_AUTH_PER_NETWORK }, () => rt.open(from(address))),
     );
     const over = await rt.open(from(address));
     expect(await over.waitClosed()).toEqual({
@@ -72,9 +72,9 @@ describe.each(backends)('chat socket: sockets waiting for authentication ($name)
   });
 
   it('counts an IPv6 client by its /64, and an IPv4-mapped address as the IPv4 one', async () => {
-    const half = AWAITING_AUTH_PER_ADDRESS / 2;
+    const half = AWAITING_AUTH_PER_NETWORK / 2;
     const sixes = await Promise.all(
-      Array.from({ length: AWAITING_AUTH_PER_ADDRESS }, (_, i) =>
+      Array.from({ length: AWAITING_AUTH_PER_NETWORK }, (_, i) =>
         rt.open(from(`2001:db8:1:2::${(i % half) + 1}`)),
       ),
     );
@@ -84,7 +84,7 @@ describe.each(backends)('chat socket: sockets waiting for authentication ($name)
     await authenticate(otherNetwork);
 
     const fours = await Promise.all(
-      Array.from({ length: AWAITING_AUTH_PER_ADDRESS }, () => rt.open(from('192.0.2.44'))),
+      Array.from({ length: AWAITING_AUTH_PER_NETWORK }, () => rt.open(from('192.0.2.44'))),
     );
     const mapped = await rt.open(from('::ffff:192.0.2.44'));
     expect((await mapped.waitClosed()).code).toBe(4429);
@@ -106,14 +106,14 @@ describe.each(backends)('chat socket: sockets waiting for authentication ($name)
   it('gives every address its share back when the waiting sockets time out', async () => {
     const address = '198.51.100.20';
     const waiting = await Promise.all(
-      Array.from({ length: AWAITING_AUTH_PER_ADDRESS }, () => rt.open(from(address))),
+      Array.from({ length: AWAITING_AUTH_PER_NETWORK }, () => rt.open(from(address))),
     );
     const timedOut = () => rt.metric('chat_sockets_closed_total', '{reason="auth_timeout"}');
     const before = await timedOut();
     rt.t.clock.advance(5_000);
     await Promise.all(waiting.map((client) => client.waitClosed()));
     expect(waiting.every((client) => client.closeState?.code === 4408)).toBe(true);
-    await expect.poll(timedOut).toBe(before + AWAITING_AUTH_PER_ADDRESS); // the server saw them go
+    await expect.poll(timedOut).toBe(before + AWAITING_AUTH_PER_NETWORK); // the server saw them go
     const later = await rt.open(from(address));
     await authenticate(later);
     later.close();
