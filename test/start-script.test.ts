@@ -27,6 +27,8 @@ describe.skipIf(process.platform === 'win32')("npm start's script", () => {
       JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
     ).scripts.start;
     expect(script).toContain('dist/main.cjs');
+    // bash (a /bin/sh elsewhere) replaces itself by a lone command even without exec; dash does not.
+    expect(script).toMatch(/^exec /);
     // Its own process group, so that whatever it leaves can be killed with it.
     const shell = spawn('/bin/sh', ['-c', script.replace('dist/main.cjs', standIn)], {
       detached: true,

@@ -65,6 +65,15 @@ export function parseEmailAddress(raw: string, field = 'email'): string {
   return email;
 }
 
+/**
+ * Whether `raw` could be a stored address, of any rule it was registered under: not longer than
+ * any, no control character (PostgreSQL refuses a NUL in a query). Anything else names no account.
+ */
+export function couldBeStoredAddress(raw: string): boolean {
+  const email = raw.trim();
+  return email.length <= EMAIL_MAX_LENGTH && !/\p{Cc}/u.test(email);
+}
+
 export function sameAddress(a: string, b: string): boolean {
   return a.trim().toLowerCase() === b.trim().toLowerCase();
 }

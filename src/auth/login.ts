@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import { normalizePassword } from '../security/password-policy.js';
-import { EMAIL_MAX_LENGTH, publicUser, type PublicUser } from '../accounts/public-user.js';
+import { couldBeStoredAddress, publicUser, type PublicUser } from '../accounts/public-user.js';
 import { startSession, type ClientInfo, type TokenResponse } from './sessions.js';
 import { findUserByEmail, replacePasswordHash } from '../accounts/users.store.js';
 
@@ -20,10 +20,10 @@ export async function login(
   const attempt = await ctx.limits.beginLoginAttempt(email, client.ip);
   const candidate = normalizePassword(password);
   const user = await attempt.check(async () => {
-    // An address longer than any stored one fails like any unknown one. Any other is looked up,
-    // not checked against today's rule: an account registered under an earlier one still signs in.
-    const found =
-      email.trim().length <= EMAIL_MAX_LENGTH ? await findUserByEmail(ctx.db, email) : undefined;
+    // An address longer than any stored one, or with a control character, fails like any unknown
+    // one. Any other is looked up, not checked against today's rule: an account registered under
+    // an earlier one still signs in.
+    const found = couldBeStoredAddress(email) ? await findUserByEmail(ctx.db, email) : undefined;
     if (found === undefined) {
       await ctx.hasher.verifyDummy(candidate);
       return undefined;

@@ -113,10 +113,12 @@ function signsNewTokens(key: SigningKey): boolean {
 function unseal(box: SecretBox, sealed: string, kid: string): string {
   try {
     return box.open(sealed);
-  } catch {
+  } catch (error) {
     throw new Error(
       `signing key ${kid} cannot be unsealed: APP_SECRET is not the secret this database's keys ` +
-        'were sealed with (on SQLite without APP_SECRET: the data/app-secret file beside it)',
+        'were sealed with (on SQLite without APP_SECRET: the data/app-secret file beside it), ' +
+        `or the stored key is damaged (${(error as Error).message})`,
+      { cause: error },
     );
   }
 }

@@ -364,13 +364,16 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
     expect(profile.statusCode).toBe(200);
   });
 
-  it('an overlong address or password is just a wrong one: the same 401 invalid_credentials', async () => {
+  it('an overlong address or password, or a control character in the address, is just a wrong one: the same 401 invalid_credentials', async () => {
     const account = await t.register();
     const wrong = await login(account.email, WRONG_PASSWORD);
     expect(wrong.statusCode).toBe(401);
     for (const [email, password] of [
       [account.email, 'Zq7'.repeat(1500)],
       [`${'a'.repeat(1100)}@example.test`, account.password],
+      // PostgreSQL refuses a NUL in a query: it must not get that far (it answered 400).
+      [`${account.email}\u0000`, account.password],
+      [`a\u0007${account.email}`, account.password],
     ] as const) {
       const response = await login(email, password);
       expect(response.statusCode, response.body).toBe(401);
