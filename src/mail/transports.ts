@@ -40,7 +40,9 @@ export async function smtpTransport(url: string, from: string): Promise<MailTran
       try {
         await transporter.sendMail({
           from,
-          to: message.to,
+          // The stored address as one address, never parsed as a header: an account registered
+          // under an earlier rule as `owner<other@x>` would get its mail sent to other@x.
+          to: { name: '', address: message.to },
           subject: message.subject,
           text: message.text,
         });
