@@ -1,24 +1,19 @@
 import { createHash, createHmac } from 'node:crypto';
-import { Errors } from '../errors.js';
+import { refuseField, requireWellFormed } from '../http/field-values.js';
 
 export const TEXT_MAX_CODE_POINTS = 2000;
 
 // A control character (C0, DEL, C1) other than \n and \t.
 const FORBIDDEN_CONTROL = /[^\P{Cc}\n\t]/u;
 
-const LONE_SURROGATE = /\p{Cs}/u;
-
-function invalid(message: string): never {
-  throw Errors.validationFailed([{ field: 'text', message }]);
-}
+const invalid = (message: string): never => refuseField('text', message);
 
 /**
  * A message text as API.md's Values give it: NFC, 1–2000 code points, at least one character that
  * is not white space, no control characters but line feed and tab. Answers the NFC form.
  */
 export function parseMessageText(raw: string): string {
-  // A lone surrogate would be stored as U+FFFD: another text than the one answered.
-  if (LONE_SURROGATE.test(raw)) invalid('must be valid Unicode text');
+  requireWellFormed(raw, 'text');
   const text = raw.normalize('NFC');
   if ([...text].length > TEXT_MAX_CODE_POINTS)
     invalid(`must be at most ${TEXT_MAX_CODE_POINTS} characters`);

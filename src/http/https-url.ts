@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Errors } from '../errors.js';
+import { refuseField as invalid, requireWellFormed } from './field-values.js';
 
 /**
  * An `https` URL a client gives us to show to others: an account's or an influencer's
@@ -13,20 +13,13 @@ export const HttpsUrl = Type.String({
   description: `An https URL of at most ${URL_MAX} characters, without user name or password.`,
 });
 
-/** Half of a surrogate pair on its own: JSON can carry it, UTF-8 cannot store it. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-function invalid(field: string, message: string): never {
-  throw Errors.validationFailed([{ field, message }]);
-}
-
 /**
  * `raw` if it is an absolute `https` URL (the scheme in any letter case) without a user name or
  * password (they would be shown to everyone who sees the profile), else `400 validation_failed`
  * naming `field`.
  */
 export function parseHttpsUrl(raw: string, field: string): string {
-  if (LONE_SURROGATE.test(raw)) invalid(field, 'must be valid Unicode text');
+  requireWellFormed(raw, field);
   if ([...raw].length > URL_MAX) invalid(field, `must be at most ${URL_MAX} characters`);
   let url: URL;
   try {

@@ -1,5 +1,5 @@
-import type { FieldProblem } from '../errors.js';
 import { Errors } from '../errors.js';
+import { refuseField as invalid, requireWellFormed } from '../http/field-values.js';
 import { parseHttpsUrl } from '../http/https-url.js';
 
 /**
@@ -15,15 +15,8 @@ export const BIO_MAX = 500;
 export const LABEL_MAX = 30;
 
 const CONTROL = /\p{Cc}/u;
-/** Half of a surrogate pair on its own: JSON can carry it, UTF-8 cannot store it. */
-const LONE_SURROGATE = /\p{Cs}/u;
 /** In a bio, line breaks and tabs are text; other control characters are not. */
 const CONTROL_BUT_LINES = /[^\P{Cc}\n\r\t]/u;
-
-function invalid(field: string, message: string): never {
-  const problem: FieldProblem = { field, message };
-  throw Errors.validationFailed([problem]);
-}
 
 const codePoints = (text: string) => [...text].length;
 
@@ -38,7 +31,7 @@ export function parseHandle(raw: string): string {
 
 /** Trimmed and NFC-normalised text of 1–`max` code points without control characters. */
 export function parseLabel(raw: string, field: string, max: number): string {
-  if (LONE_SURROGATE.test(raw)) invalid(field, 'must be valid Unicode text');
+  requireWellFormed(raw, field);
   const text = raw.trim().normalize('NFC');
   if (text.length === 0) invalid(field, 'must not be empty');
   if (codePoints(text) > max) invalid(field, `must be at most ${max} characters`);
@@ -53,7 +46,7 @@ export function parseDisplayName(raw: string): string {
 /** Its length (code points) is the schema's to check. */
 export function parseBio(raw: string | null): string | null {
   if (raw === null) return null;
-  if (LONE_SURROGATE.test(raw)) invalid('bio', 'must be valid Unicode text');
+  requireWellFormed(raw, 'bio');
   if (CONTROL_BUT_LINES.test(raw)) invalid('bio', 'must not contain control characters');
   return raw;
 }

@@ -1,7 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { hash, parseOptions, verify } from '@node-rs/argon2';
 import pLimit from 'p-limit';
-import { UNPAIRED_SURROGATE } from './password-policy.js';
 
 const LIBUV_DEFAULT_POOL = 4;
 
@@ -83,13 +82,16 @@ export async function createPasswordHasher(
     });
   const dummyHash = await hash('dummy password for unknown accounts', ARGON2_PARAMETERS);
   const hasher: PasswordHasher = {
+    // Text with an unpaired surrogate is not a password: argon2 hashes its UTF-8 bytes, and
+    // encoding turns every unpaired surrogate into U+FFFD, so two such texts would hash alike.
+    // The password policy refuses it; verifying it answers "wrong".
     hash(password) {
-      if (UNPAIRED_SURROGATE.test(password)) throw new Error('refusing to hash ill-formed text');
+      if (!password.isWellFormed()) throw new Error('refusing to hash ill-formed text');
       return timed('hash', () => hash(password, ARGON2_PARAMETERS));
     },
     async verify(storedHash, password) {
-      // Wrong, after the same work as any wrong password: see UNPAIRED_SURROGATE.
-      const wellFormed = !UNPAIRED_SURROGATE.test(password);
+      // Wrong, after the same work as any wrong password (see hash).
+      const wellFormed = password.isWellFormed();
       const matches = await timed('verify', () =>
         verify(wellFormed ? storedHash : dummyHash, password),
       );

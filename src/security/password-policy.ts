@@ -4,13 +4,6 @@ import type { FieldProblem } from '../errors.js';
 export const PASSWORD_MAX_LENGTH = 128;
 
 /**
- * Text with an unpaired surrogate is not a password: argon2 hashes its UTF-8 bytes, and encoding
- * turns every unpaired surrogate into U+FFFD, so two different such texts would hash alike. The
- * password policy refuses it; verifying it answers "wrong".
- */
-export const UNPAIRED_SURROGATE = /\p{Cs}/u;
-
-/**
  * The shipped blocklist, loaded once. The file is already NFC, lower-cased and sorted
  * (scripts/build-password-list.mjs), so it is kept as ONE string searched by bisection: about
  * 1 MiB, where a Set of its ~100,000 entries would hold several times that on the heap.
@@ -76,8 +69,7 @@ export function createPasswordPolicy(minLength: number): PasswordPolicy {
       const normalized = normalizePassword(password);
       const length = [...normalized].length;
       const problems: FieldProblem[] = [];
-      if (UNPAIRED_SURROGATE.test(password))
-        problems.push({ field, message: 'must be valid Unicode text' });
+      if (!password.isWellFormed()) problems.push({ field, message: 'must be valid Unicode text' });
       if (length < minLength)
         problems.push({ field, message: `must be at least ${minLength} characters long` });
       if (length > PASSWORD_MAX_LENGTH) {
