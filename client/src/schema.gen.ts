@@ -731,7 +731,7 @@ export interface operations {
         'application/json': {
           /** @description E-mail address; trimmed, compared case-insensitively. */
           email: string;
-          /** @description Any Unicode text; policy: 8–128 code points after NFC. */
+          /** @description Any Unicode text; policy: 8–128 code points after NFC, not a common password, not the e-mail address or its local part. */
           password: string;
           /** @description 1–100 characters, no control characters. */
           name?: string;
@@ -803,7 +803,7 @@ export interface operations {
         'application/json': {
           /** @description E-mail address; trimmed, compared case-insensitively. */
           email: string;
-          /** @description Any Unicode text; policy: 8–128 code points after NFC. */
+          /** @description The account's current password. */
           password: string;
         };
       };
@@ -1134,9 +1134,9 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description Any Unicode text; policy: 8–128 code points after NFC. */
+          /** @description The account's current password. */
           password: string;
-          /** @description Any Unicode text; policy: 8–128 code points after NFC. */
+          /** @description Any Unicode text; policy: 8–128 code points after NFC, not a common password, not the e-mail address or its local part. */
           new_password: string;
         };
       };
@@ -1268,7 +1268,7 @@ export interface operations {
           email: string;
           /** @description The 6-digit code from the e-mail. */
           code: string;
-          /** @description Any Unicode text; policy: 8–128 code points after NFC. */
+          /** @description Any Unicode text; policy: 8–128 code points after NFC, not a common password, not the e-mail address or its local part. */
           new_password: string;
         };
       };
@@ -1490,6 +1490,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The account's current password. */
           password: string;
         };
       };

@@ -14,9 +14,13 @@ import { MessageBody, nullable, TooManyRequests, withErrors } from '../http/sche
 const Email = Type.String({
   description: 'E-mail address; trimmed, compared case-insensitively.',
 });
-const Password = Type.String({
-  description: 'Any Unicode text; policy: 8–128 code points after NFC.',
+/** A password being chosen: the policy applies. */
+const NewPassword = Type.String({
+  description:
+    'Any Unicode text; policy: 8–128 code points after NFC, not a common password, not the e-mail address or its local part.',
 });
+/** A password being proved: any text; a wrong one is just wrong. */
+export const CurrentPassword = Type.String({ description: "The account's current password." });
 const Code = Type.String({ description: 'The 6-digit code from the e-mail.' });
 export const Name = Type.String({
   minLength: 1,
@@ -55,7 +59,7 @@ export const registerSchema = {
   tags,
   operationId: 'register',
   summary: 'Create an account; a confirmation code is e-mailed',
-  body: Type.Object({ email: Email, password: Password, name: Type.Optional(Name) }),
+  body: Type.Object({ email: Email, password: NewPassword, name: Type.Optional(Name) }),
   response: withErrors({ 201: signedIn('User registered') }),
 };
 
@@ -63,7 +67,7 @@ export const loginSchema = {
   tags,
   operationId: 'login',
   summary: 'Sign in with e-mail and password',
-  body: Type.Object({ email: Email, password: Password }),
+  body: Type.Object({ email: Email, password: CurrentPassword }),
   response: withErrors({ 200: signedIn('Login successful') }),
 };
 
@@ -106,7 +110,7 @@ export const changePasswordSchema = {
   tags,
   operationId: 'changePassword',
   summary: "Change the caller's password; signs out every other session",
-  body: Type.Object({ password: Password, new_password: Password }),
+  body: Type.Object({ password: CurrentPassword, new_password: NewPassword }),
   response: withErrors({
     200: MessageBody('User changed password successful'),
     429: TooManyRequests,
@@ -127,7 +131,7 @@ export const resetPasswordSchema = {
   tags,
   operationId: 'resetPassword',
   summary: 'Set a new password with a reset code; signs out every session',
-  body: Type.Object({ email: Email, code: Code, new_password: Password }),
+  body: Type.Object({ email: Email, code: Code, new_password: NewPassword }),
   response: withErrors({ 200: MessageBody('Password reset successful') }),
 };
 

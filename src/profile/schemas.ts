@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Name, User } from '../auth/schemas.js';
+import { CurrentPassword, Name, User } from '../auth/schemas.js';
 import { HttpsUrl } from '../http/https-url.js';
 import { MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
 
@@ -38,6 +38,6 @@ export const deleteProfileSchema = {
   operationId: 'deleteAccount',
   summary: 'Delete the account, its sessions and codes',
   // No outer bound but the body's size: an overlong password is just wrong (incorrect_password).
-  body: Type.Object({ password: Type.String() }),
+  body: Type.Object({ password: CurrentPassword }),
   response: withErrors({ 200: MessageBody('Account deleted'), 429: TooManyRequests }),
 };

@@ -161,6 +161,31 @@ describe('the OpenAPI document', () => {
     expect(codes).toEqual(expect.arrayContaining(['method_not_allowed', 'rate_limited']));
   });
 
+  it('states the password policy where a password is chosen, and only there', () => {
+    const passwordField = (path: string, method: string, field: string) => {
+      const body = doc.paths[path]?.[method]?.requestBody?.content['application/json'].schema as {
+        properties: Record<string, { description?: string }>;
+      };
+      return body.properties[field]?.description ?? '';
+    };
+    const chosen = [
+      ['/api/register', 'post', 'password'],
+      ['/api/change-password', 'post', 'new_password'],
+      ['/api/reset-password', 'post', 'new_password'],
+    ];
+    const proved = [
+      ['/api/login', 'post', 'password'],
+      ['/api/change-password', 'post', 'password'],
+      ['/api/profile', 'delete', 'password'],
+    ];
+    for (const [path, method, field] of chosen)
+      expect(passwordField(path!, method!, field!), `${path} ${field}`).toMatch(/policy/);
+    for (const [path, method, field] of proved)
+      expect(passwordField(path!, method!, field!), `${path} ${field}`).toMatch(
+        /^The account's current password/,
+      );
+  });
+
   it('describes every tag it uses', () => {
     const used = new Set(
       Object.values(doc.paths).flatMap((ops) =>
