@@ -1,4 +1,5 @@
 import { Errors } from '../errors.js';
+import { requireWellFormed } from '../http/field-values.js';
 import { isoTimestamp } from '../http/timestamps.js';
 import type { ProfileRow } from './users.store.js';
 
@@ -55,6 +56,7 @@ function lowerCasesIntoAscii(email: string): boolean {
 /** Trims and validates an e-mail address (API.md, Values), or answers validation_failed. */
 export function parseEmailAddress(raw: string, field = 'email'): string {
   const email = raw.trim();
+  requireWellFormed(email, field);
   if (email.length > EMAIL_MAX_LENGTH) {
     throw Errors.validationFailed([
       { field, message: `must be at most ${EMAIL_MAX_LENGTH} characters` },
@@ -67,11 +69,12 @@ export function parseEmailAddress(raw: string, field = 'email'): string {
 
 /**
  * Whether `raw` could be a stored address, of any rule it was registered under: not longer than
- * any, no control character (PostgreSQL refuses a NUL in a query). Anything else names no account.
+ * any, no control character (PostgreSQL refuses a NUL in a query), well-formed (a lone surrogate
+ * would be looked up as U+FFFD, another address). Anything else names no account.
  */
 export function couldBeStoredAddress(raw: string): boolean {
   const email = raw.trim();
-  return email.length <= EMAIL_MAX_LENGTH && !/\p{Cc}/u.test(email);
+  return email.length <= EMAIL_MAX_LENGTH && !/\p{Cc}/u.test(email) && email.isWellFormed();
 }
 
 export function sameAddress(a: string, b: string): boolean {

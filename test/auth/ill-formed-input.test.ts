@@ -53,6 +53,49 @@ describe.each(backends)('ill-formed text and odd ids in the Auth group ($name)',
     expect(right.statusCode).toBe(200);
   });
 
+  it('an address with one is refused at registration, and names no account at login', async () => {
+    const email = `lone\ud800${uniqueEmail()}`;
+    const registered = await t.post('/api/register', { email, password: STRONG_PASSWORD });
+    expect([registered.statusCode, registered.json().error]).toEqual([400, 'validation_failed']);
+    expect(registered.json().details).toEqual([
+      { field: 'email', message: 'must be valid Unicode text' },
+    ]);
+    // An account whose address is what the ill-formed one would be stored as.
+    const encoded = email.replace('\ud800', '\ufffd');
+    await t.register(encoded);
+    const login = await t.post(
+      '/api/login',
+      { email, password: STRONG_PASSWORD },
+      { ip: randomIp() },
+    );
+    expect([login.statusCode, login.json().error]).toEqual([401, 'invalid_credentials']);
+  });
+
+  it('a name or bio with one is refused (400 validation_failed), and nothing changes', async () => {
+    const registered = await t.post('/api/register', {
+      email: uniqueEmail(),
+      password: STRONG_PASSWORD,
+      name: 'n\ud800',
+    });
+    expect([registered.statusCode, registered.json().error]).toEqual([400, 'validation_failed']);
+    const account = await t.register();
+    for (const [field, value] of [
+      ['name', 'n\udc00'],
+      ['bio', 'b\ud800'],
+    ] as const) {
+      const changed = await t.call('PATCH', '/api/profile', {
+        token: account.accessToken,
+        body: { bio: 'kept?', [field]: value },
+      });
+      expect([changed.statusCode, changed.json().details]).toEqual([
+        400,
+        [{ field, message: 'must be valid Unicode text' }],
+      ]);
+    }
+    const profile = await t.call('GET', '/api/profile', { token: account.accessToken });
+    expect(profile.json().user).toMatchObject({ name: null, bio: null });
+  });
+
   it.each([36, 64, 65, 100, 101])(
     'DELETE /api/sessions/{id} with an unknown id of %i characters answers 404 not_found',
     async (length) => {
