@@ -19,6 +19,24 @@ export async function replaceCode(db: Executor, code: CodeRow): Promise<void> {
 }
 
 /**
+ * When the user's code of `purpose` was asked for (its `created_at`: see issueCode), if one is
+ * stored (live, burnt or expired).
+ */
+export async function codeRequestedAt(
+  db: Executor,
+  userId: string,
+  purpose: CodePurpose,
+): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('one_time_codes')
+    .select('created_at')
+    .where('user_id', '=', userId)
+    .where('purpose', '=', purpose)
+    .executeTakeFirst();
+  return row === undefined ? undefined : Number(row.created_at);
+}
+
+/**
  * Takes one of the live code's tries and returns the code, to be compared only now. Counting and
  * burning are this one statement: once `maxTries` are taken (or the code expired) nothing matches,
  * so no number of concurrent guesses gets more, and a burnt code never verifies, deleted or not.

@@ -17,22 +17,26 @@ import {
 /** Compared against when no code was found, so that every guess computes one HMAC. */
 const NO_CODE_HASH = '0'.repeat(64);
 
-/** Creates a code for the user (voiding older ones of the purpose) and returns it for the e-mail. */
+/**
+ * Creates a code for the user (voiding older ones of the purpose) and returns it for the e-mail.
+ * It is valid for 10 minutes from now; its `created_at` is when it was asked for (`requestedAt`,
+ * the request's time when the outbox worker issues it later), which the 60 s rule compares.
+ */
 export async function issueCode(
   ctx: ServiceContext,
   db: Kysely<Database>,
   userId: string,
   purpose: CodePurpose,
+  requestedAt = ctx.clock(),
 ): Promise<string> {
   const code = generateCode();
-  const now = ctx.clock();
   await replaceCode(db, {
     user_id: userId,
     purpose,
     code_hash: ctx.codes.hash(userId, purpose, code),
     failed_attempts: 0,
-    expires_at: now + CODE_TTL_MS,
-    created_at: now,
+    expires_at: ctx.clock() + CODE_TTL_MS,
+    created_at: requestedAt,
   });
   return code;
 }

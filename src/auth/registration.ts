@@ -53,7 +53,7 @@ export async function register(
   try {
     await inTransaction(ctx.db, async (trx) => {
       await insertUser(trx, user);
-      const code = await issueCode(ctx, trx, user.id, 'confirm_email');
+      const code = await issueCode(ctx, trx, user.id, 'confirm_email', now);
       await ctx.outbox.enqueue(trx, confirmationCodeMessage(email, code), now);
     });
   } catch (error) {

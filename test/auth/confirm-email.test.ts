@@ -328,6 +328,41 @@ describe.each(backends)('POST /api/send-confirmation-code ($name)', (backend) =>
     expect(confirmed.statusCode).toBe(200);
   });
 
+  it.each(['confirm_email', 'reset_password'] as const)(
+    'a %s request that got past a limit which forgot its window (evicted from memory, Redis restarted) within 60 s of the last code is dropped; one after 60 s is sent, once',
+    async (purpose) => {
+      const account = await t.register();
+      await t.codeFor(account.email, 1);
+      t.clock.advance(SEND_WINDOW_MS + 1_000);
+      const path =
+        purpose === 'confirm_email' ? '/api/send-confirmation-code' : '/api/forgot-password';
+      expect((await t.post(path, { email: account.email })).statusCode).toBe(200);
+      const live = await t.codeFor(account.email, 2);
+      // Straight into the outbox, as a limit that forgot the window would have let it through.
+      const queueNow = async () => {
+        const { created_at } = await t.db
+          .selectFrom('users')
+          .select('created_at')
+          .where('id', '=', account.userId)
+          .executeTakeFirstOrThrow();
+        await queueCodeRequest(account, t.clock.now() - created_at, purpose);
+      };
+      t.clock.advance(30_000);
+      await queueNow();
+      await expectNoNewMail(account.email, 2);
+      t.clock.advance(SEND_WINDOW_MS - 30_000 + 1_000);
+      await queueNow();
+      expect(await t.codeFor(account.email, 3)).not.toBe(live);
+      // A backlog: two requests 10 s apart, both still queued when the worker gets to them.
+      t.clock.advance(SEND_WINDOW_MS + 1_000);
+      await queueNow();
+      t.clock.advance(10_000);
+      await queueNow();
+      await t.codeFor(account.email, 4);
+      await expectNoNewMail(account.email, 4);
+    },
+  );
+
   it("403 email_mismatch with another user's bearer token; 401 with an invalid one", async () => {
     const owner = await t.register();
     const other = await t.register();
