@@ -4,6 +4,16 @@ import { whenReady } from '../redis.js';
 import { Subscribers, type BusEvent, type DeliveryListener, type EventBus } from './bus.js';
 
 const CHANNEL_PREFIX = 'events:user:';
+/** Every instance listens here: "events were lost, tell your sockets to resync". */
+const RESYNC_CHANNEL = 'events:resync';
+/** How often an instance that lost a publish tries to say so, until Redis takes it. */
+const RESYNC_RETRY_MS = 250;
+/**
+ * A resync waits this long for other reasons to resync (after an outage: this instance's
+ * subscription coming back, and every instance that lost a publish saying so), so that sockets
+ * are told once rather than once per instance.
+ */
+const RESYNC_GATHER_MS = 500;
 const SUBSCRIBE_WAIT_MS = 1_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 const channelOf = (userId: string) => `${CHANNEL_PREFIX}${userId}`;
@@ -33,7 +43,8 @@ function neverReachedRedis(error: unknown): boolean {
  * Several instances: an event goes out on a Redis channel per user, and each instance subscribes
  * (on a dedicated connection) to the channels of the users whose sockets it holds, so no sticky
  * sessions are needed. While Redis cannot take a publish, events reach this instance's own
- * listeners only; when the subscription comes back, resync listeners hear of the possible gap.
+ * listeners only, and once Redis takes publishes again every instance's resync listeners hear of
+ * the gap (RESYNC_CHANNEL); an instance whose own subscription comes back hears of it too.
  */
 export class RedisEventBus implements EventBus {
   private readonly subscribers = new Subscribers();
@@ -44,6 +55,10 @@ export class RedisEventBus implements EventBus {
   private readonly unsent: { userIds: readonly string[]; message: WireMessage; text: string }[] =
     [];
   private subscriptionLost = false;
+  /** Set while a lost publish is owed to every instance as a resync (see `oweResync`). */
+  private resyncTimer: NodeJS.Timeout | undefined;
+  /** A resync gathering its reasons (see RESYNC_GATHER_MS). */
+  private gathering: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly publisher: Redis,
@@ -59,8 +74,7 @@ export class RedisEventBus implements EventBus {
       if (!this.subscriptionLost) return;
       this.subscriptionLost = false;
       // ioredis has re-sent our SUBSCRIBEs; whatever was published meanwhile is gone.
-      this.log.info('event subscription restored: asking clients to resync');
-      for (const listener of this.resyncListeners) listener();
+      this.resync('event subscription restored: asking clients to resync');
     });
   }
 
@@ -76,6 +90,7 @@ export class RedisEventBus implements EventBus {
     publisher.on('error', () => undefined);
     subscriber.on('error', () => undefined);
     await whenReady([publisher, subscriber]);
+    await subscriber.subscribe(RESYNC_CHANNEL); // re-sent by ioredis after every reconnection
     return new RedisEventBus(publisher, subscriber, log, clock);
   }
 
@@ -132,6 +147,38 @@ export class RedisEventBus implements EventBus {
     sends.forEach(({ userId, message }, i) => {
       if (neverReachedRedis(errors[i])) this.deliver(userId, message);
     });
+    this.oweResync();
+  }
+
+  /**
+   * Other instances missed the events that failed (and this one those that may have reached
+   * Redis but were lost): once Redis takes a publish again, every instance is told to resync
+   * its sockets, which refetch and have their sessions checked (a lost `session.revoked` would
+   * otherwise leave a socket open until its token expires).
+   */
+  private oweResync(): void {
+    if (this.resyncTimer !== undefined) return;
+    const attempt = () => {
+      this.publisher.publish(RESYNC_CHANNEL, '').then(
+        () => {
+          clearInterval(this.resyncTimer);
+          this.resyncTimer = undefined;
+        },
+        () => undefined, // still away: the next attempt
+      );
+    };
+    this.resyncTimer = setInterval(attempt, RESYNC_RETRY_MS);
+    this.resyncTimer.unref();
+  }
+
+  private resync(reason: string): void {
+    this.log.info(reason);
+    if (this.gathering !== undefined) return;
+    this.gathering = setTimeout(() => {
+      this.gathering = undefined;
+      for (const listener of this.resyncListeners) listener();
+    }, RESYNC_GATHER_MS);
+    this.gathering.unref();
   }
 
   async subscribe(userId: string, listener: DeliveryListener): Promise<() => void> {
@@ -155,11 +202,15 @@ export class RedisEventBus implements EventBus {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.resyncTimer);
+    clearTimeout(this.gathering);
     this.subscriber.disconnect();
     this.publisher.disconnect();
   }
 
   private receive(channel: string, text: string): void {
+    if (channel === RESYNC_CHANNEL)
+      return this.resync('an instance lost event publishes: asking clients to resync');
     if (!channel.startsWith(CHANNEL_PREFIX)) return;
     let message: WireMessage;
     try {

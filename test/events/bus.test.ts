@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Delivery, EventBus } from '../../src/events/bus.js';
 import { MemoryEventBus } from '../../src/events/memory-bus.js';
 import { RedisEventBus } from '../../src/events/redis-bus.js';
+import { canRunPrivateRedis, PrivateRedis } from '../scale/private-servers.js';
 import { waitUntil } from '../scale/service-process.js';
 
 const log = pino({ level: 'silent' });
@@ -134,6 +135,42 @@ describe.skipIf(!redisUrl)('event bus (redis): publishes of one moment', () => {
     } finally {
       pipelines.mockRestore();
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+// On a Redis of its own: the resync it causes reaches every instance on that Redis, and other
+// test files' sockets on the shared one must not get it.
+describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one instance', () => {
+  it('has every instance told to resync once Redis takes publishes again', async () => {
+    const redis = await PrivateRedis.create();
+    const [a, b] = await Promise.all([
+      RedisEventBus.connect(redis.url, log),
+      RedisEventBus.connect(redis.url, log),
+    ]);
+    try {
+      const alice = user();
+      const got: Delivery[] = [];
+      let resyncsOnB = 0;
+      b.onResync(() => (resyncsOnB += 1));
+      await b.subscribe(alice, (d) => got.push(d));
+      // A's connection for publishing drops (a blip on A's side only); ioredis reconnects it.
+      const publisher = (a as unknown as { publisher: Redis }).publisher; // the only way to name it
+      redis.cli('CLIENT', 'KILL', 'ID', String(await publisher.client('ID')));
+      // Published while A knows the connection is down (in flight, ioredis would resend it).
+      await waitUntil('A to notice', async () => publisher.status !== 'ready', 5_000);
+      a.publish([alice], { type: 'message.created', version: 7 });
+      await new Promise((r) => setTimeout(r, 1000));
+      console.log('DEBUG', JSON.stringify(got), resyncsOnB, redis.cli('CLIENT', 'LIST'));
+      // B either got the event or hears that it may have missed one; never neither.
+      await waitUntil(
+        'the event or a resync on B',
+        async () => got.some((d) => d.event.version === 7) || resyncsOnB > 0,
+        5_000,
+      );
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await redis.kill();
     }
   });
 });

@@ -52,7 +52,9 @@ describe.skipIf(!enabled)('the Redis event bus while Redis goes away and comes b
     expect(onB).toHaveLength(1); // lost for B: it will be told to resync
 
     await redis.start();
-    await waitUntil('B to resync', async () => resyncs === 1, 15_000);
+    // At least once: B's subscription coming back and A's word that it lost publishes are
+    // gathered into one resync when they come close together, not always.
+    await waitUntil('B to resync', async () => resyncs >= 1, 15_000);
     await waitUntil('A to publish through Redis again', async () => {
       a.publish(['alice'], { type: 't', n: 3 });
       await new Promise((resolve) => setTimeout(resolve, 100));
