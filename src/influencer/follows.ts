@@ -10,6 +10,7 @@ import {
   deleteFollow,
   followersCount,
   insertFollow,
+  lockProfileForCount,
   pageOfFollowers,
   pageOfFollowing,
 } from './follows.store.js';
@@ -33,7 +34,8 @@ export async function follow(ctx: ServiceContext, caller: Caller, ref: string) {
   if (target === undefined) throw Errors.notFound();
   assertMayFollow(caller, target);
   const count = await changeFollow(ctx, caller, target.id, +1, async (trx) => {
-    // The row first, then the profile's lock, in the order unfollows take them (no deadlock).
+    // The row first: until it commits, no other transaction sees it, so it is in no one's way;
+    // its foreign key's share lock makes blocks and deletions of the profile wait for it.
     const added = await insertFollow(trx, caller.userId, target.id, ctx.clock());
     await assertNotBlocked(trx, caller.userId, target.id);
     return added;
@@ -45,9 +47,12 @@ export async function follow(ctx: ServiceContext, caller: Caller, ref: string) {
 export async function unfollow(ctx: ServiceContext, caller: Caller, ref: string) {
   const target = await findProfileByRef(ctx.db, ref);
   if (target === undefined) throw Errors.notFound();
-  const count = await changeFollow(ctx, caller, target.id, -1, (trx) =>
-    deleteFollow(trx, caller.userId, target.id),
-  );
+  const count = await changeFollow(ctx, caller, target.id, -1, async (trx) => {
+    // The profile's lock before the row's, the order blocks and deletions take them: the other
+    // order deadlocked with a block of the same pair, and with the profile's deletion.
+    await lockProfileForCount(trx, target.id);
+    return deleteFollow(trx, caller.userId, target.id);
+  });
   return { following: false as const, followers_count: count };
 }
 

@@ -131,8 +131,10 @@ function parseChanges(input: Partial<ProfileInput>): ProfileChanges {
 
 /** Deletes the caller's profile; the follows of it go too. Its conversations stay (Chat). */
 export async function deleteMyProfile(ctx: ServiceContext, caller: Caller): Promise<void> {
-  // One statement: the cascade removes its facets and follows atomically.
-  if (!(await deleteProfile(ctx.db, caller.userId))) throw Errors.notInfluencer();
+  // One statement: the cascade removes its facets and follows atomically. In a transaction of
+  // its own for the retry that a deadlock or serialization failure gets.
+  const deleted = await inTransaction(ctx.db, (trx) => deleteProfile(trx, caller.userId));
+  if (!deleted) throw Errors.notInfluencer();
 }
 
 const HANDLE = /^[a-z0-9_]{3,30}$/;

@@ -182,6 +182,60 @@ describe.each(backends)('follows ($name)', (backend) => {
     });
   });
 
+  describe('against blocks and deletions, at once', () => {
+    /** PostgreSQL's own count of deadlocks in this test database (SQLite has one writer). */
+    const deadlocks = async () => {
+      if (backend.name === 'sqlite') return 0;
+      const { rows } = await sql<{
+        deadlocks: string;
+      }>`select deadlocks from pg_stat_database where datname = current_database()`.execute(t.db);
+      return Number(rows[0]?.deadlocks);
+    };
+
+    it('an unfollow and a block of the same pair take their locks in one order: no deadlock', async () => {
+      const before = await deadlocks();
+      for (let i = 0; i < 10; i++) {
+        const [a, b] = [await creator(t), await creator(t)];
+        await put(a.account, b.id);
+        await put(b.account, a.id);
+        const answers = await Promise.all([
+          remove(b.account, a.id),
+          t.call('PUT', `/api/blocks/${b.id}`, { token: a.account.accessToken }),
+        ]);
+        expect(answers.map((r) => r.statusCode)).toEqual([200, 200]);
+        expect(await stored(a.id)).toMatchObject({ rows: 0, count: 0 });
+        expect(await stored(b.id)).toMatchObject({ rows: 0, count: 0 });
+      }
+      expect(await deadlocks()).toBe(before);
+    });
+
+    it.each(['/api/influencers/me', '/api/profile'])(
+      'DELETE %s while its fans follow and unfollow answers 200, without a deadlock',
+      async (path) => {
+        const before = await deadlocks();
+        const star = await creator(t);
+        const fans = await Promise.all(Array.from({ length: 8 }, () => t.register()));
+        for (const fan of fans) await put(fan, star.id);
+        let deleted = false;
+        const toggling = fans.map(async (fan) => {
+          for (let n = 0; !deleted && n < 20; n++) {
+            const answer = await (n % 2 === 0 ? remove(fan, star.id) : put(fan, star.id));
+            if (answer.statusCode !== 200) return;
+          }
+        });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const answer = await t.call('DELETE', path, {
+          token: star.account.accessToken,
+          body: path === '/api/profile' ? { password: star.account.password } : undefined,
+        });
+        deleted = true;
+        await Promise.all(toggling);
+        expect(answer.statusCode, answer.body).toBe(200);
+        expect(await deadlocks()).toBe(before);
+      },
+    );
+  });
+
   describe('the limit of 100 changes an hour', () => {
     it('the 101st change answers 429 rate_limited with Retry-After and changes nothing', async () => {
       const star = await creator(t);
