@@ -1,7 +1,7 @@
 import type { Caller } from '../accounts/caller.js';
 import type { ServiceContext } from '../context.js';
 import type { Db } from '../db/database.js';
-import { isUniqueViolation } from '../db/dialect.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/dialect.js';
 import { canonicalRowId } from '../db/ids.js';
 import type { DmPolicy } from '../db/tables.js';
 import { Errors } from '../errors.js';
@@ -74,6 +74,8 @@ export async function createProfile(
       insertProfiles(trx, [{ profile, facets: facetsOf(profile) }]),
     );
   } catch (error) {
+    // The account was deleted after its token was checked: as if the token named no account.
+    if (isForeignKeyViolation(error)) throw Errors.unauthorized();
     if (!isUniqueViolation(error)) throw error;
     // The loser of a race: for the same account (two creates at once), or for the handle.
     if ((await findProfile(ctx.db, caller.userId)) !== undefined) throw Errors.alreadyInfluencer();

@@ -302,6 +302,34 @@ describe.each(backends)('influencer profiles ($name)', (backend) => {
     });
   });
 
+  describe('an account deleted while it creates its profile', () => {
+    it('gets 401 (or its 201 before the deletion), never a 500; no profile outlives it', async () => {
+      const answers: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        const account = await confirmedAccount(t);
+        const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+        const creates = Array.from({ length: 20 }, async (_, i) => {
+          await later(i / 2);
+          return create(account, valid({ handle: uniqueHandle('gone') }));
+        });
+        const deletion = t.call('DELETE', '/api/profile', {
+          token: account.accessToken,
+          body: { password: account.password },
+        });
+        const [deleted, ...created] = await Promise.all([deletion, ...creates]);
+        expect(deleted.statusCode).toBe(200);
+        answers.push(...created.map((r) => r.statusCode));
+        const left = await t.db
+          .selectFrom('influencer_profiles')
+          .select('id')
+          .where('id', '=', account.userId)
+          .execute();
+        expect(left).toEqual([]);
+      }
+      expect(answers.filter((status) => ![201, 401, 409].includes(status))).toEqual([]);
+    });
+  });
+
   describe('GET /api/influencers/me', () => {
     it('200 {influencer} for the caller, 404 not_influencer without a profile', async () => {
       const { account, handle } = await creator(t);
