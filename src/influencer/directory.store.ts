@@ -49,12 +49,47 @@ const sized = (slice: Slice): Slice => ({
 /**
  * One page of the profiles under `facet`, in `slice.sort` order after `slice.after`: a walk down
  * the facet's index for that sort (influencer_facets_popular/_newest/_name), which stops after
- * `limit` rows, however many profiles the facet has.
+ * `limit` rows, however many profiles the facet has. With `slice.alsoFacet` (a prefix within a
+ * category), the smaller of the two facets is walked and the other checked on each row: walking
+ * a large prefix for a small category would probe every profile of the prefix.
  */
 export async function pageOfFacet(db: Executor, facet: string, slice: Slice) {
-  const query = sized(slice);
-  const parameters = [...viewerParameters(db, slice), facet, ...sliceParameters(slice)];
-  return listed(await facetPages(db, shapeOf(query), parameters, facet, query), slice.limit);
+  const [walked, alsoFacet] =
+    slice.alsoFacet === undefined
+      ? [facet, undefined]
+      : await smallerFirst(db, facet, slice.alsoFacet);
+  const query = sized({ ...slice, alsoFacet });
+  const parameters = [...viewerParameters(db, slice), walked, ...sliceParameters(query)];
+  return listed(await facetPages(db, shapeOf(query), parameters, walked, query), slice.limit);
+}
+
+/** Facets are counted up to this many profiles: enough to tell a small one from a large one. */
+export const FACET_SIZE_CAP = 5_000;
+
+const countFacet = reusableQuery((db: Executor, facet: string, cap: number) =>
+  db
+    .selectFrom(
+      sql<{
+        one: number;
+      }>`(select 1 as one from influencer_facets where facet = ${facet} limit ${cap})`.as('m'),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n')),
+);
+
+/** How many profiles `facet` has, up to FACET_SIZE_CAP; remembered for a minute (facetSizes). */
+async function facetSize(db: Executor, facet: string): Promise<number> {
+  const known = facetSizes.recall(db, facet);
+  if (known !== undefined) return known;
+  const [row] = await countFacet(db, facet, FACET_SIZE_CAP);
+  const size = Number(row?.n ?? 0);
+  facetSizes.remember(db, facet, size);
+  return size;
+}
+
+/** The two facets, the one with fewer profiles first (the first one when both are large). */
+export async function smallerFirst(db: Executor, facet: string, other: string) {
+  const [size, otherSize] = await Promise.all([facetSize(db, facet), facetSize(db, other)]);
+  return otherSize < size ? [other, facet] : [facet, other];
 }
 
 /**
@@ -195,35 +230,35 @@ async function isRare(db: Executor, folded: string, limit: number): Promise<bool
 }
 
 /**
- * Whether a text is rare (or a first page's walk came back short) changes only as profiles come
- * and go, and asking costs a query on every search: remembered per database for a minute, for the
- * last 1,000 texts. A stale answer costs
- * time, never results: a walk that does not fill the page falls back to the substring index, and
- * the index alone answers every text correctly.
+ * Whether a text is rare (or a first page's walk came back short), and how large a facet is,
+ * change only as profiles come and go, and asking costs a query on every search: remembered per
+ * database for a minute, for the last 1,000 keys. A stale answer costs time, never results: a walk
+ * that does not fill the page falls back to the substring index, the index alone answers every
+ * text correctly, and either facet of a prefix within a category can be walked.
  */
-class RarityMemory {
+class DirectoryFacts<T> {
   private readonly byDatabase = new WeakMap<
     Executor,
-    LeastRecentlyUsed<string, { rare: boolean; until: number }>
+    LeastRecentlyUsed<string, { value: T; until: number }>
   >();
 
   constructor(
     private readonly ttlMs: number,
-    private readonly maxTexts: number,
+    private readonly maxKeys: number,
   ) {}
 
-  recall(db: Executor, key: string): boolean | undefined {
+  recall(db: Executor, key: string): T | undefined {
     const entry = this.byDatabase.get(db)?.peek(key);
-    return entry !== undefined && entry.until > Date.now() ? entry.rare : undefined;
+    return entry !== undefined && entry.until > Date.now() ? entry.value : undefined;
   }
 
-  remember(db: Executor, key: string, rare: boolean): void {
-    let texts = this.byDatabase.get(db);
-    if (texts === undefined)
-      this.byDatabase.set(db, (texts = new LeastRecentlyUsed(this.maxTexts)));
-    texts.set(key, { rare, until: Date.now() + this.ttlMs });
+  remember(db: Executor, key: string, value: T): void {
+    let facts = this.byDatabase.get(db);
+    if (facts === undefined) this.byDatabase.set(db, (facts = new LeastRecentlyUsed(this.maxKeys)));
+    facts.set(key, { value, until: Date.now() + this.ttlMs });
   }
 }
 
-const rarity = new RarityMemory(60_000, 1_000);
-const walkMisses = new RarityMemory(60_000, 1_000);
+const rarity = new DirectoryFacts<boolean>(60_000, 1_000);
+const walkMisses = new DirectoryFacts<boolean>(60_000, 1_000);
+const facetSizes = new DirectoryFacts<number>(60_000, 1_000);

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/db/database.js';
 import { isPostgres } from '../../src/db/dialect.js';
 import {
   facetPageQuery,
@@ -114,6 +116,41 @@ describe.each(backends)('directory query plans ($name)', (backend) => {
     expect(newest).toMatch(/influencer_facets_newest/);
     expect(name).toMatch(/influencer_facets_name/);
     for (const text of [newest, name]) expect(text).not.toMatch(/Sort|TEMP B-TREE/);
+  });
+
+  it('a prefix within a category walks the smaller of the two facets, checking the other per row', async () => {
+    const config = loadConfig(t.backend.env);
+    const walked: unknown[] = [];
+    const db = await openDatabase(config.database, {
+      log: (event) => {
+        if (/from "influencer_facets" as "f"/.test(event.query.sql))
+          walked.push(event.query.parameters.find((p) => /^[cp]:/.test(String(p))));
+      },
+    });
+    try {
+      const size = async (facet: string) =>
+        Number(
+          (
+            await t.db
+              .selectFrom('influencer_facets')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('facet', '=', facet)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      const travel = categoryFacet('travel');
+      // 'qu' is rare (the quokka fan); 'm' starts a word of many names, more than travel has.
+      expect(await size(prefixFacet('qu'))).toBeLessThan(await size(travel));
+      expect(await size(prefixFacet('m'))).toBeGreaterThan(await size(travel));
+      const rare = await pageOfFacet(db, prefixFacet('qu'), popular({ alsoFacet: travel }));
+      const common = await pageOfFacet(db, prefixFacet('m'), popular({ alsoFacet: travel }));
+      expect(walked).toEqual([prefixFacet('qu'), travel]);
+      expect(rare.map((row) => row.profile.handle)).toEqual(['quokka_fan']);
+      expect(common).toHaveLength(21);
+      for (const { profile } of common) expect(profile.categories).toContain('travel');
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('PostgreSQL plans each directory statement once, not for every page', async () => {
