@@ -23,9 +23,17 @@ export interface FallbackOptions {
  * call. Limits then hold per instance instead of across all of them, which beats refusing every
  * login because a cache is down.
  */
+/** Keys cleared while Redis was away, kept to clear there too once it answers (oldest dropped). */
+const CLEARED_MEANWHILE_MAX = 10_000;
+
 export class FallbackWindowStore implements SlidingWindowStore {
   private readonly breaker: CircuitBreaker;
   private readonly outage: OutageLog;
+  /**
+   * A clear is a promise (a password reset lifts the lockout), and Redis may still hold the
+   * events when it answers again (it hung, or the network between us did): cleared there then.
+   */
+  private readonly clearedMeanwhile = new Set<string>();
 
   constructor(
     private readonly primary: SlidingWindowStore,
@@ -46,7 +54,10 @@ export class FallbackWindowStore implements SlidingWindowStore {
     });
     this.breaker = new CircuitBreaker(
       options.probe,
-      () => this.outage.answered(),
+      () => {
+        this.outage.answered();
+        this.clearInPrimary();
+      },
       options.probeTiming ?? PROBE_TIMING,
     );
   }
@@ -71,8 +82,32 @@ export class FallbackWindowStore implements SlidingWindowStore {
     return this.everywhere((store) => store.releaseAll(keys, event));
   }
 
-  clear(key: string): Promise<void> {
-    return this.everywhere((store) => store.clear(key));
+  async clear(key: string): Promise<void> {
+    await this.everywhere((store) => store.clear(key));
+    if (this.breaker.isOpen) this.clearLater(key);
+  }
+
+  private clearLater(key: string): void {
+    this.clearedMeanwhile.delete(key); // re-added as the newest
+    this.clearedMeanwhile.add(key);
+    if (this.clearedMeanwhile.size > CLEARED_MEANWHILE_MAX) {
+      const oldest = this.clearedMeanwhile.values().next().value;
+      if (oldest !== undefined) this.clearedMeanwhile.delete(oldest);
+    }
+  }
+
+  /**
+   * Redis answers again: what was cleared meanwhile is cleared there too (a failure: later). It
+   * also clears what other instances counted there since, which errs the way the clear did.
+   */
+  private clearInPrimary(): void {
+    for (const key of this.clearedMeanwhile) {
+      this.clearedMeanwhile.delete(key);
+      this.primary.clear(key).catch(() => {
+        if (this.breaker.trip()) this.outage.failed(undefined);
+        this.clearLater(key);
+      });
+    }
   }
 
   async close(): Promise<void> {

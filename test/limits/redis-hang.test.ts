@@ -138,3 +138,55 @@ describe.skipIf(!canRunPrivateRedis).each(backends)(
     });
   },
 );
+
+describe.skipIf(!canRunPrivateRedis)('a lockout lifted while Redis hangs', () => {
+  let redis: PrivateRedis;
+  let t: TestApp;
+  beforeAll(async () => {
+    redis = await PrivateRedis.create();
+    t = await TestApp.start(backends[0] as (typeof backends)[number], {
+      env: { REDIS_URL: redis.url },
+    });
+  });
+  afterAll(async () => {
+    redis?.thaw();
+    await t?.close();
+    await redis?.kill();
+  });
+
+  it('stays lifted when Redis, which kept the failures, answers again', async () => {
+    const account = await t.register();
+    await t.codeFor(account.email); // the registration e-mail, out of the way
+    for (let i = 0; i < FAILED_LOGINS_PER_ACCOUNT; i++) {
+      const failed = await t.post(
+        '/api/login',
+        { email: account.email, password: WRONG_PASSWORD },
+        { ip: randomIp() },
+      );
+      expect(failed.statusCode).toBe(401);
+    }
+    const login = (password: string) =>
+      t.post('/api/login', { email: account.email, password }, { ip: randomIp() });
+    expect((await login(account.password)).statusCode).toBe(429);
+
+    redis.freeze(); // the failures stay in Redis, which does not answer
+    expect((await t.post('/api/forgot-password', { email: account.email })).statusCode).toBe(200);
+    const code = await t.codeFor(account.email, 2);
+    const newPassword = 'another-Lagoon-93-tractor';
+    const reset = await t.post('/api/reset-password', {
+      email: account.email,
+      code,
+      new_password: newPassword,
+    });
+    expect(reset.statusCode, reset.body).toBe(200); // "a successful password reset lifts it"
+
+    redis.thaw();
+    await waitUntil(
+      'the limiter to find Redis back',
+      () => aboutRedis(t).some((line) => line.msg.startsWith('Redis is back')),
+      15_000,
+    );
+    const after = await login(newPassword);
+    expect(after.statusCode, after.body).toBe(200);
+  });
+});
