@@ -11,9 +11,12 @@ const RESYNC_RETRY_MS = 250;
 /**
  * A resync waits this long for other reasons to resync (after an outage: this instance's
  * subscription coming back, and every instance that lost a publish saying so), so that sockets
- * are told once rather than once per instance.
+ * are told once rather than once per instance; and comes at most once per RESYNC_MIN_INTERVAL_MS
+ * (a reason meanwhile is told at its end), so a flapping Redis cannot have every client refetch
+ * every second.
  */
 const RESYNC_GATHER_MS = 500;
+const RESYNC_MIN_INTERVAL_MS = 5_000;
 const SUBSCRIBE_WAIT_MS = 1_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 const channelOf = (userId: string) => `${CHANNEL_PREFIX}${userId}`;
@@ -59,6 +62,8 @@ export class RedisEventBus implements EventBus {
   private resyncTimer: NodeJS.Timeout | undefined;
   /** A resync gathering its reasons (see RESYNC_GATHER_MS). */
   private gathering: NodeJS.Timeout | undefined;
+  private lastResyncAt = -Infinity;
+  private closed = false;
 
   private constructor(
     private readonly publisher: Redis,
@@ -90,7 +95,10 @@ export class RedisEventBus implements EventBus {
     publisher.on('error', () => undefined);
     subscriber.on('error', () => undefined);
     await whenReady([publisher, subscriber]);
-    await subscriber.subscribe(RESYNC_CHANNEL); // re-sent by ioredis after every reconnection
+    // Re-sent by ioredis after every reconnection; not waited for longer than a user's channel
+    // (while Redis is away it stays queued, and the service starts degraded).
+    const resyncs = subscriber.subscribe(RESYNC_CHANNEL).catch(() => undefined);
+    await Promise.race([resyncs, sleep(SUBSCRIBE_WAIT_MS)]);
     return new RedisEventBus(publisher, subscriber, log, clock);
   }
 
@@ -157,7 +165,7 @@ export class RedisEventBus implements EventBus {
    * otherwise leave a socket open until its token expires).
    */
   private oweResync(): void {
-    if (this.resyncTimer !== undefined) return;
+    if (this.resyncTimer !== undefined || this.closed) return;
     const attempt = () => {
       this.publisher.publish(RESYNC_CHANNEL, '').then(
         () => {
@@ -172,12 +180,16 @@ export class RedisEventBus implements EventBus {
   }
 
   private resync(reason: string): void {
+    if (this.closed) return;
     this.log.info(reason);
     if (this.gathering !== undefined) return;
+    const sinceLast = Date.now() - this.lastResyncAt;
+    const wait = Math.max(RESYNC_GATHER_MS, RESYNC_MIN_INTERVAL_MS - sinceLast);
     this.gathering = setTimeout(() => {
       this.gathering = undefined;
+      this.lastResyncAt = Date.now();
       for (const listener of this.resyncListeners) listener();
-    }, RESYNC_GATHER_MS);
+    }, wait);
     this.gathering.unref();
   }
 
@@ -202,6 +214,7 @@ export class RedisEventBus implements EventBus {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.resyncTimer);
     clearTimeout(this.gathering);
     this.subscriber.disconnect();

@@ -82,9 +82,19 @@ export class FallbackWindowStore implements SlidingWindowStore {
     return this.everywhere((store) => store.releaseAll(keys, event));
   }
 
+  /** Queued for Redis when it did not take it (see clearedMeanwhile), decided by the path taken. */
   async clear(key: string): Promise<void> {
-    await this.everywhere((store) => store.clear(key));
-    if (this.breaker.isOpen) this.clearLater(key);
+    if (this.breaker.isOpen) {
+      this.clearLater(key);
+      return this.fromMemory((store) => store.clear(key));
+    }
+    await Promise.all([
+      this.primary.clear(key).catch((error: unknown) => {
+        if (this.breaker.trip()) this.outage.failed(error);
+        this.clearLater(key);
+      }),
+      this.fallback.clear(key),
+    ]);
   }
 
   private clearLater(key: string): void {

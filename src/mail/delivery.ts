@@ -174,10 +174,15 @@ export class MailDelivery {
    */
   private async plan(message: QueuedMessage): Promise<ComposeMail | undefined> {
     const { box, planCodeMail } = this.options;
-    const { recipient, subject, sealed_body, code_purpose, created_at } = message;
+    const { recipient, subject, sealed_body, code_purpose, created_at, attempts } = message;
     if (code_purpose === null)
       return async () => ({ to: recipient, subject, text: box.open(sealed_body) });
-    return planCodeMail({ address: recipient, purpose: code_purpose, requestedAt: created_at });
+    return planCodeMail({
+      address: recipient,
+      purpose: code_purpose,
+      requestedAt: created_at,
+      retry: attempts > 0,
+    });
   }
 
   /** Deletes the message unless another instance claimed it meanwhile. */

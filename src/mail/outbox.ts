@@ -18,7 +18,12 @@ export type ComposeMail = () => Promise<MailMessage>;
  * Decides a code request when the outbox worker reaches it: how to compose its e-mail, or
  * `undefined` when no account may get the code (the request is then dropped). Only reads.
  */
-export type PlanCodeMail = (request: CodeRequest) => Promise<ComposeMail | undefined>;
+/** A code request as the worker finds it: `retry` once an attempt to send it was made. */
+export interface QueuedCodeRequest extends CodeRequest {
+  readonly retry: boolean;
+}
+
+export type PlanCodeMail = (request: QueuedCodeRequest) => Promise<ComposeMail | undefined>;
 
 /**
  * Writes e-mails into the outbox table inside the caller's transaction: the mail exists exactly

@@ -363,6 +363,32 @@ describe.each(backends)('POST /api/send-confirmation-code ($name)', (backend) =>
     },
   );
 
+  it('an older request retried after a newer one was mailed is dropped: the newer code stays valid', async () => {
+    const account = await t.register();
+    await t.codeFor(account.email, 1);
+    t.clock.advance(SEND_WINDOW_MS + 1_000);
+    // R1: its first send failed; its retry is due in 3 minutes.
+    const r1At = t.clock.now();
+    await queueMail(t.db, {
+      recipient: account.email,
+      created_at: r1At,
+      next_attempt_at: r1At + 180_000,
+      attempts: 1,
+      code_purpose: 'reset_password',
+    });
+    t.clock.advance(SEND_WINDOW_MS + 1_000);
+    expect((await t.post('/api/forgot-password', { email: account.email })).statusCode).toBe(200);
+    const delivered = await t.codeFor(account.email, 2);
+    t.clock.advance(180_000); // R1 comes due
+    await expectNoNewMail(account.email, 2);
+    const reset = await t.post('/api/reset-password', {
+      email: account.email,
+      code: delivered,
+      new_password: 'another-Lagoon-93-tractor',
+    });
+    expect(reset.statusCode, reset.body).toBe(200);
+  });
+
   it("403 email_mismatch with another user's bearer token; 401 with an invalid one", async () => {
     const owner = await t.register();
     const other = await t.register();
