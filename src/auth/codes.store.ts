@@ -19,21 +19,34 @@ export async function replaceCode(db: Executor, code: CodeRow): Promise<void> {
 }
 
 /**
- * When the user's code of `purpose` was asked for (its `created_at`: see issueCode), if one is
- * stored (live, burnt or expired).
+ * Stores a code asked for at `code.created_at` unless the stored one of its user and purpose was
+ * asked for less than `minGapMs` before it, or after it; `ownRetry`: unless it is this very
+ * request's (same time), which is replaced. One statement, so two instances' workers cannot both
+ * pass the rule. Answers whether the code was stored.
  */
-export async function codeRequestedAt(
+export async function replaceCodeIfDue(
   db: Executor,
-  userId: string,
-  purpose: CodePurpose,
-): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('one_time_codes')
-    .select('created_at')
-    .where('user_id', '=', userId)
-    .where('purpose', '=', purpose)
-    .executeTakeFirst();
-  return row === undefined ? undefined : Number(row.created_at);
+  code: CodeRow,
+  { minGapMs, ownRetry }: { minGapMs: number; ownRetry: boolean },
+): Promise<boolean> {
+  const { code_hash, failed_attempts, expires_at, created_at } = code;
+  const stored = await db
+    .insertInto('one_time_codes')
+    .values(code)
+    .onConflict((oc) =>
+      oc
+        .columns(['user_id', 'purpose'])
+        .doUpdateSet({ code_hash, failed_attempts, expires_at, created_at })
+        .where((eb) =>
+          eb.or([
+            eb('one_time_codes.created_at', '<=', created_at - minGapMs),
+            ...(ownRetry ? [eb('one_time_codes.created_at', '=', created_at)] : []),
+          ]),
+        ),
+    )
+    .returning('user_id')
+    .execute();
+  return stored.length > 0;
 }
 
 /**

@@ -9,6 +9,7 @@ import { normalizeEmail } from '../accounts/users.store.js';
 import {
   consumeCode,
   replaceCode,
+  replaceCodeIfDue,
   takeCodeTry,
   takeDecoyTry,
   type CodeRow,
@@ -18,9 +19,8 @@ import {
 const NO_CODE_HASH = '0'.repeat(64);
 
 /**
- * Creates a code for the user (voiding older ones of the purpose) and returns it for the e-mail.
- * It is valid for 10 minutes from now; its `created_at` is when it was asked for (`requestedAt`,
- * the request's time when the outbox worker issues it later), which the 60 s rule compares.
+ * Creates a code for the user (voiding older ones of the purpose) and returns it for the e-mail;
+ * `requestedAt`: when it was asked for (registration: no later than the limit counted its send).
  */
 export async function issueCode(
   ctx: ServiceContext,
@@ -29,16 +29,44 @@ export async function issueCode(
   purpose: CodePurpose,
   requestedAt = ctx.clock(),
 ): Promise<string> {
+  const { code, row } = newCode(ctx, userId, purpose, requestedAt);
+  await replaceCode(db, row);
+  return code;
+}
+
+/**
+ * The code of a request the outbox worker is sending (code-requests.ts), or undefined when the
+ * rule of one code per `minGapMs` keeps the stored one (see replaceCodeIfDue).
+ */
+export async function issueRequestedCode(
+  ctx: ServiceContext,
+  userId: string,
+  purpose: CodePurpose,
+  rule: { requestedAt: number; minGapMs: number; retry: boolean },
+): Promise<string | undefined> {
+  const { code, row } = newCode(ctx, userId, purpose, rule.requestedAt);
+  const stored = await replaceCodeIfDue(ctx.db, row, {
+    minGapMs: rule.minGapMs,
+    ownRetry: rule.retry,
+  });
+  return stored ? code : undefined;
+}
+
+/**
+ * A fresh code, valid for 10 minutes from now; its `created_at` is when it was asked for (the
+ * request's time when the outbox worker issues it later), which the one-per-minute rule compares.
+ */
+function newCode(ctx: ServiceContext, userId: string, purpose: CodePurpose, requestedAt: number) {
   const code = generateCode();
-  await replaceCode(db, {
+  const row: CodeRow = {
     user_id: userId,
     purpose,
     code_hash: ctx.codes.hash(userId, purpose, code),
     failed_attempts: 0,
     expires_at: ctx.clock() + CODE_TTL_MS,
     created_at: requestedAt,
-  });
-  return code;
+  };
+  return { code, row };
 }
 
 /** The decoy row of an address: one per address, as a live code is, so contention matches too. */

@@ -92,8 +92,8 @@ export async function changePassword(
 /** Same answer, and work, for every address; only a registered one gets a code (code-requests.ts). */
 export async function forgotPassword(ctx: ServiceContext, rawEmail: string): Promise<void> {
   const email = parseEmailAddress(rawEmail);
-  await ctx.limits.takeCodeSend(email, 'reset_password');
-  await requestCode(ctx, email, 'reset_password');
+  const requestedAt = await ctx.limits.takeCodeSend(email, 'reset_password');
+  await requestCode(ctx, email, 'reset_password', requestedAt);
 }
 
 /**

@@ -141,11 +141,16 @@ export class Limits {
     await this.store.clear(`wrong-passwords:${userId}`);
   }
 
-  /** One code e-mail per address and purpose per minute, registered or not. */
-  async takeCodeSend(email: string, purpose: CodePurpose): Promise<void> {
+  /**
+   * One code e-mail per address and purpose per minute, registered or not. Answers the time it
+   * counted the request at: the request's time, which the outbox compares again (code-requests.ts).
+   */
+  async takeCodeSend(email: string, purpose: CodePurpose): Promise<number> {
     const key = `code-sends:${purpose}:${addressKey(email)}`;
-    const decision = await this.store.consume(key, [LIMITS.codeSendsPerAddress], this.clock());
+    const now = this.clock();
+    const decision = await this.store.consume(key, [LIMITS.codeSendsPerAddress], now);
     if (!decision.allowed) throw Errors.tooManyRequests(decision.retryAfterSeconds);
+    return now;
   }
 
   /** The registration e-mail is always sent, and starts the window. */

@@ -192,14 +192,19 @@ export class MailDelivery {
       .where('id', '=', message.id)
       .where('attempts', '=', message.attempts)
       .execute();
-    this.options.log.debug({ mailId: message.id }, 'code request for no account dropped');
+    this.options.log.debug({ mailId: message.id }, 'code request dropped');
   }
 
   private async deliver(message: QueuedMessage, compose: ComposeMail) {
     const { transport, log } = this.options;
     const renewal = this.keepClaimed(message);
     try {
-      await transport.send(await compose());
+      const mail = await compose();
+      if (mail === undefined) {
+        clearInterval(renewal);
+        return await this.drop(message);
+      }
+      await transport.send(mail);
     } catch (error) {
       clearInterval(renewal);
       await this.recordFailure(message, error);

@@ -11,8 +11,11 @@ export interface CodeRequest {
   readonly requestedAt: number;
 }
 
-/** Composes a message when it is sent; for a code request, this issues the code. */
-export type ComposeMail = () => Promise<MailMessage>;
+/**
+ * Composes a message when it is sent; for a code request, this issues the code, or answers
+ * undefined when the request lost its place to another (it is then dropped, unsent).
+ */
+export type ComposeMail = () => Promise<MailMessage | undefined>;
 
 /**
  * Decides a code request when the outbox worker reaches it: how to compose its e-mail, or
