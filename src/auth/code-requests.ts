@@ -36,14 +36,10 @@ export async function planCodeMail(
   if (user === undefined || user.created_at > requestedAt) return undefined;
   if (purpose === 'confirm_email' && user.email_confirmed_at !== null) return undefined;
   const message = purpose === 'confirm_email' ? confirmationCodeMessage : passwordResetCodeMessage;
-  // The 60 s rule again, where nothing forgets it: the limit that let the request through lives
-  // in memory (10,000 windows: a flood of requests for other addresses evicts one) or in Redis (a
-  // restart empties it), and a request can get past it while the account is being created (the
-  // registration code starts the window). Without this, each forgotten window would mail a fresh
-  // code, voiding the last one, with 5 fresh tries. A code's created_at is its request's time, as
-  // the limit counted it, so a backlog in the outbox lets one request through; an older request
-  // than the stored code's is dropped (it would void a newer one); a retry after a failed send
-  // finds its own code and replaces it. Checked and written in one statement (issueRequestedCode).
+  // The 60 s rule again, where nothing forgets it: the limit keeps its windows in memory (10,000:
+  // a flood of requests for other addresses evicts one) or in Redis (a restart empties it), and a
+  // request can pass it while the account is being written. Each forgotten window would mail a
+  // fresh code with 5 fresh tries. Held by the statement that stores the code (replaceCodeIfDue).
   return async () => {
     const rule = { requestedAt, retry, minGapMs: CODE_SEND_WINDOW_MS };
     const code = await issueRequestedCode(ctx, user.id, purpose, rule);

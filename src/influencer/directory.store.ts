@@ -64,7 +64,7 @@ export async function pageOfFacet(db: Executor, facet: string, slice: Slice) {
 }
 
 /** Facets are counted up to this many profiles: enough to tell a small one from a large one. */
-export const FACET_SIZE_CAP = 5_000;
+const FACET_SIZE_CAP = 5_000;
 
 const countFacet = reusableQuery((db: Executor, facet: string, cap: number) =>
   db
@@ -87,7 +87,7 @@ async function facetSize(db: Executor, facet: string): Promise<number> {
 }
 
 /** The two facets, the one with fewer profiles first (the first one when both are large). */
-export async function smallerFirst(db: Executor, facet: string, other: string) {
+async function smallerFirst(db: Executor, facet: string, other: string) {
   const [size, otherSize] = await Promise.all([facetSize(db, facet), facetSize(db, other)]);
   return otherSize < size ? [other, facet] : [facet, other];
 }

@@ -17,15 +17,15 @@ export interface FallbackOptions {
   readonly probeTiming?: ProbeTiming;
 }
 
+/** Keys cleared while Redis was away, kept to clear there too once it answers (oldest dropped). */
+const CLEARED_MEANWHILE_MAX = 10_000;
+
 /**
  * Redis first; after it fails, this instance's memory until a background probe finds Redis
  * answering again (see CircuitBreaker), so a hung Redis costs one command timeout, not one per
  * call. Limits then hold per instance instead of across all of them, which beats refusing every
  * login because a cache is down.
  */
-/** Keys cleared while Redis was away, kept to clear there too once it answers (oldest dropped). */
-const CLEARED_MEANWHILE_MAX = 10_000;
-
 export class FallbackWindowStore implements SlidingWindowStore {
   private readonly breaker: CircuitBreaker;
   private readonly outage: OutageLog;

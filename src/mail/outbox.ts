@@ -17,15 +17,16 @@ export interface CodeRequest {
  */
 export type ComposeMail = () => Promise<MailMessage | undefined>;
 
-/**
- * Decides a code request when the outbox worker reaches it: how to compose its e-mail, or
- * `undefined` when no account may get the code (the request is then dropped). Only reads.
- */
 /** A code request as the worker finds it: `retry` once an attempt to send it was made. */
 export interface QueuedCodeRequest extends CodeRequest {
   readonly retry: boolean;
 }
 
+/**
+ * Decides a code request when the outbox worker reaches it: how to compose its e-mail, or
+ * `undefined` when no account may get the code (the request is then dropped). Only reads: the
+ * code is issued, or the request found superseded, when the e-mail is composed.
+ */
 export type PlanCodeMail = (request: QueuedCodeRequest) => Promise<ComposeMail | undefined>;
 
 /**
