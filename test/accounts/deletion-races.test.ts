@@ -76,6 +76,26 @@ describe.skipIf(postgres === undefined)(
       expect([shown.followers_count, rows.length]).toEqual([0, 0]);
     });
 
+    it('an influencer profile created while its account is deleted answers 401, and none is left', async () => {
+      const account = await confirmedAccount(t);
+      // The account's deletion, not yet committed: the profile's INSERT waits on its foreign key.
+      await holder.hold('delete from users where id = $1', [account.userId]);
+      const creating = t.post(
+        '/api/influencers',
+        { handle: `gone_${account.userId.slice(0, 8)}`, display_name: 'Gone', categories: ['art'] },
+        { token: account.accessToken },
+      );
+      await holder.untilWaiting('"influencer_profiles"');
+      await holder.release();
+      expect(errorOf(await creating)).toEqual([401, 'unauthorized']);
+      const left = await t.db
+        .selectFrom('influencer_profiles')
+        .select('id')
+        .where('id', '=', account.userId)
+        .execute();
+      expect(left).toEqual([]);
+    });
+
     it('blocking an account deleted while the block waits answers 404, never 500', async () => {
       const blocker = await t.register();
       const target = await t.register();

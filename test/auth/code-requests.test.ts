@@ -58,6 +58,15 @@ describe.each(backends)('code requests planned by two workers at once ($name)', 
     expect(await storedRequestTime(account)).toBe(at + 10_000);
   });
 
+  it('a retry after a failed send issues its own code again; another request of that instant does not', async () => {
+    const account = await t.register();
+    const at = t.clock.now();
+    expect(await (await plan(account, at))()).toBeDefined(); // its send then failed
+    expect(await (await plan(account, at, true))()).toBeDefined();
+    expect(await (await plan(account, at))()).toBeUndefined(); // not a retry: another request
+    expect(await storedRequestTime(account)).toBe(at);
+  });
+
   it("a retry planned before a newer request's code was issued does not void it", async () => {
     const account = await t.register();
     const at = t.clock.now();

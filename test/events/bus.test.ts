@@ -174,4 +174,27 @@ describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one i
       await redis.kill();
     }
   });
+
+  it('tells its sockets once for reasons that come together, and at most once per 5 s', async () => {
+    const redis = await PrivateRedis.create();
+    const bus = await RedisEventBus.connect(redis.url, log);
+    try {
+      const resyncs: number[] = [];
+      bus.onResync(() => resyncs.push(performance.now()));
+      const started = performance.now();
+      // Two instances saying they lost publishes, a moment apart.
+      redis.cli('PUBLISH', 'events:resync', '');
+      redis.cli('PUBLISH', 'events:resync', '');
+      await waitUntil('the first resync', async () => resyncs.length === 1, 5_000);
+      redis.cli('PUBLISH', 'events:resync', ''); // a third, soon after it
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(resyncs).toHaveLength(1);
+      await waitUntil('the second resync', async () => resyncs.length === 2, 10_000);
+      expect((resyncs[1] as number) - (resyncs[0] as number)).toBeGreaterThanOrEqual(4_900);
+      expect((resyncs[0] as number) - started).toBeGreaterThanOrEqual(450);
+    } finally {
+      await bus.close();
+      await redis.kill();
+    }
+  });
 });

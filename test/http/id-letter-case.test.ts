@@ -14,7 +14,6 @@ describe.each(backends)('ids in upper case ($name)', (backend) => {
   let t: TestApp;
   let fan: Account;
   let star: Account;
-  let conversationId: string;
   const upper = (id: string) => id.toUpperCase();
 
   beforeAll(async () => {
@@ -32,7 +31,7 @@ describe.each(backends)('ids in upper case ($name)', (backend) => {
       token,
     );
     expect(started.statusCode, started.body).toBe(201);
-    conversationId = started.json().conversation.id;
+    const conversationId = started.json().conversation.id;
     expect(started.json().conversation.influencer_id).toBe(star.userId);
     const again = await t.post('/api/chat/conversations', { influencer_id: star.userId }, token);
     expect(again.statusCode).toBe(200);
@@ -46,7 +45,16 @@ describe.each(backends)('ids in upper case ($name)', (backend) => {
   });
 
   it('conversation and message routes take their ids in upper case', async () => {
-    const chat = new ChatClient(t, fan);
+    // A pair of its own: the test runs alone too.
+    const influencer = (await creator(t, { dm_policy: 'everyone' })).account;
+    const member = await confirmedAccount(t);
+    const chat = new ChatClient(t, member);
+    const started = await t.post(
+      '/api/chat/conversations',
+      { influencer_id: influencer.userId },
+      { token: member.accessToken },
+    );
+    const conversationId = started.json().conversation.id as string;
     const message = await chat.sent(upper(conversationId), 'hello');
     expect(message.conversation_id).toBe(conversationId);
     expect((await chat.get(`/api/chat/conversations/${upper(conversationId)}`)).statusCode).toBe(
