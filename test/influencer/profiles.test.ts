@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
 import { TestApp, type Account } from '../helpers/test-app.js';
-import { confirmedAccount, creator, expectError, expectInvalid, uniqueHandle } from './support.js';
+import {
+  confirmedAccount,
+  creator,
+  expectError,
+  expectInvalid,
+  hasProfileRow,
+  uniqueHandle,
+} from './support.js';
 
 const INFLUENCER_FIELDS = [
   'avatar_url',
@@ -321,12 +328,7 @@ describe.each(backends)('influencer profiles ($name)', (backend) => {
         const [deleted, ...created] = await Promise.all([deletion, ...creates]);
         expect(deleted.statusCode).toBe(200);
         answers.push(...created.map((r) => r.statusCode));
-        const left = await t.db
-          .selectFrom('influencer_profiles')
-          .select('id')
-          .where('id', '=', account.userId)
-          .execute();
-        expect(left).toEqual([]);
+        expect(await hasProfileRow(t, account.userId)).toBe(false);
       }
       expect(answers.filter((status) => ![201, 401, 409].includes(status))).toEqual([]);
     });

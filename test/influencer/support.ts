@@ -56,3 +56,13 @@ export function expectError(response: LightMyRequestResponse, status: number, co
 export function follow(t: TestApp, account: Account, ref: string) {
   return t.call('PUT', `/api/influencers/${ref}/follow`, { token: account.accessToken });
 }
+
+/** Whether the account has an influencer profile row, read straight from the database. */
+export async function hasProfileRow(t: TestApp, userId: string): Promise<boolean> {
+  const row = await t.db
+    .selectFrom('influencer_profiles')
+    .select('id')
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
