@@ -7,6 +7,7 @@ import * as codeRequests from './migrations/003_code_requests.js';
 import * as influencer from './migrations/004_influencer.js';
 import * as chat from './migrations/005_chat.js';
 import * as conversationActivity from './migrations/006_conversation_activity.js';
+import * as symbolFacets from './migrations/007_symbol_facets.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '004_influencer': influencer,
   '005_chat': chat,
   '006_conversation_activity': conversationActivity,
+  '007_symbol_facets': symbolFacets,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

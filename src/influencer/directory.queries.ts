@@ -50,6 +50,8 @@ export interface Slice {
   readonly alsoFacet?: string | undefined;
   /** Who is looking: each row then says what `can_message` and `is_following` need (viewing). */
   readonly viewer?: Viewing | undefined;
+  /** A text the handle or search name must contain, checked on each row the walk reads. */
+  readonly contains?: string | undefined;
 }
 
 /** The caller looking at a page, and the Chat group's condition for a conversation past DM policy. */
@@ -97,9 +99,13 @@ export function onlyIf(guard: Expression<SqlBool>, probe: Expression<SqlBool>) {
   return sql<boolean>`case when ${guard} then ${probe} else false end`;
 }
 
-/** A walk down `facet`'s index for the slice's sort, which stops after `limit` rows. */
+/**
+ * A walk down `facet`'s index for the slice's sort, which stops after `limit` rows (that contain
+ * `slice.contains`, if given: the walk then reads the facet up to its end if it must).
+ */
 export function facetPageQuery(db: Executor, facet: string, slice: Slice) {
   const { column, direction } = SORT_ORDER[slice.sort];
+  const { contains } = slice;
   return db
     .selectFrom('influencer_facets as f')
     .innerJoin('influencer_profiles as p', 'p.id', 'f.influencer_id')
@@ -108,6 +114,7 @@ export function facetPageQuery(db: Executor, facet: string, slice: Slice) {
       q.select(viewerColumns(db, slice.viewer as Viewing, sql.ref('p.id'))),
     )
     .where(facetIs(db, facet))
+    .$if(contains !== undefined, (q) => q.where(containsLiterally(db, 'f', contains as string)))
     .where((eb) => eb.and(sliceConditions(db, 'f', 'influencer_id', slice)))
     .orderBy(`f.${column}`, direction)
     .orderBy('f.influencer_id', direction)

@@ -83,7 +83,11 @@ export async function insertProfiles(db: Executor, entries: readonly ProfileEntr
   }
 }
 
-function facetRows(profile: Profile, facets: readonly string[]) {
+/** The index rows listing `profile` under `facets`, each with copies of its sort keys and text. */
+export function facetRows(
+  profile: Pick<Profile, 'id' | 'followers_count' | 'created_at' | 'search_name' | 'handle'>,
+  facets: readonly string[],
+) {
   const { id, followers_count, created_at, search_name, handle } = profile;
   return facets.map((facet) => ({
     influencer_id: id,

@@ -70,12 +70,44 @@ export function ftsPhrase(text: string): string {
   return `"${text.replace(/"/g, '""')}"`;
 }
 
+/** A character that is neither a letter, a mark, a digit nor a space (see symbolsOf). */
+const SYMBOL = /[^\p{L}\p{M}\p{N}\s]/u;
+const SYMBOLS = new RegExp(SYMBOL.source, 'gu');
+const WORD_CHARACTER = /[\p{L}\p{M}\p{N}]/u;
+
+/**
+ * The distinct symbols of `text`: characters that are neither letters, marks, digits nor spaces
+ * (`.`, `-`, `_`, `🔥`). PostgreSQL's trigram index sees letters and digits only, so a query made
+ * of symbols alone (`...`, `🔥🔥🔥`) has no trigram to look up there and would read the whole
+ * index; a profile containing such a query has each of its symbols, so one symbol's facet holds
+ * every match (symbolFacets).
+ */
+export function symbolsOf(text: string): string[] {
+  return [...new Set(text.match(SYMBOLS))];
+}
+
+/** Whether a folded query has symbols, and spaces at most besides: no letter, mark or digit. */
+export const isSymbolsOnly = (folded: string): boolean =>
+  SYMBOL.test(folded) && !WORD_CHARACTER.test(folded);
+
+/**
+ * The symbol facets of a profile: each symbol of its display name, and `_` when the handle has
+ * `__` (a handle's only symbol; a query of symbols alone finds a handle only if it is 3 or more
+ * underscores, which such a handle then contains).
+ */
+export function symbolFacets(handle: string, searchName: string): string[] {
+  const symbols = new Set(symbolsOf(searchName));
+  if (handle.includes('__')) symbols.add('_');
+  return [...symbols].map(symbolFacet);
+}
+
 /** The facet of every profile: the whole directory. */
 export const EVERYONE_FACET = '*';
 export const categoryFacet = (category: string) => `c:${category}`;
 export const prefixFacet = (token: string) => `p:${token}`;
+export const symbolFacet = (symbol: string) => `s:${symbol}`;
 
-/** The directory facets a profile belongs to (one index row each: see the 003 migration). */
+/** The directory facets a profile belongs to (one index row each: see migrations 004 and 007). */
 export function facetsOf(profile: {
   readonly handle: string;
   readonly search_name: string;
@@ -85,5 +117,6 @@ export function facetsOf(profile: {
     EVERYONE_FACET,
     ...profile.categories.map(categoryFacet),
     ...prefixTokens(profile.handle, profile.search_name).map(prefixFacet),
+    ...symbolFacets(profile.handle, profile.search_name),
   ];
 }

@@ -17,6 +17,7 @@ import {
   EVERYONE_FACET,
   facetsOf,
   prefixFacet,
+  symbolFacet,
 } from '../../src/influencer/search-text.js';
 import { backends } from '../helpers/backends.js';
 import { queryPlan } from '../helpers/query-plan.js';
@@ -52,7 +53,7 @@ describe.each(backends)('directory query plans ($name)', (backend) => {
     const account = await confirmedAccount(t);
     const rare = newProfile(
       account.userId,
-      { handle: 'quokka_fan', display_name: 'Quokka Qwerty', categories: ['travel'] },
+      { handle: 'quokka_fan', display_name: 'Quokka Qwerty ..’', categories: ['travel'] },
       Date.now(),
     );
     await insertProfiles(t.db, [{ profile: rare, facets: facetsOf(rare) }]);
@@ -148,6 +149,39 @@ describe.each(backends)('directory query plans ($name)', (backend) => {
       expect(rare.map((row) => row.profile.handle)).toEqual(['quokka_fan']);
       expect(common).toHaveLength(21);
       for (const { profile } of common) expect(profile.categories).toContain('travel');
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("a query of symbols alone walks its smallest symbol's facet on PostgreSQL, not the trigram index", async () => {
+    const config = loadConfig(t.backend.env);
+    const statements: { sql: string; parameters: readonly unknown[] }[] = [];
+    const db = await openDatabase(config.database, {
+      log: (event) => void statements.push(event.query),
+    });
+    try {
+      // '’' is in every O’Brien's name; '.' only in the quokka fan's.
+      const page = await pageOfSubstring(db, EVERYONE_FACET, '..’', popular());
+      expect(page.map((row) => row.profile.handle)).toEqual(['quokka_fan']);
+      const read = statements.map((s) => s.sql).join('\n');
+      if (!postgres) {
+        expect(read).toMatch(/influencer_search/); // SQLite's trigram table indexes every character
+        return;
+      }
+      // pg_trgm sees letters and digits only: this text has no trigram, the GIN index would be
+      // read whole (and the bounded walk of the popular index would find nothing first).
+      expect(read).not.toMatch(/ like /i);
+      const walked = statements.filter((s) => /from "influencer_facets" as "f"/.test(s.sql));
+      expect(walked.map((s) => s.parameters.find((p) => /^s:/.test(String(p))))).toEqual([
+        symbolFacet('.'),
+      ]);
+      const plan = await queryPlan(
+        t.db,
+        facetPageQuery(t.db, symbolFacet('.'), popular({ contains: '..’' })),
+      );
+      expect(plan).toMatch(/Index (Only )?Scan using influencer_facets_popular/);
+      expect(plan).not.toMatch(/trgm|Sort/);
     } finally {
       await db.destroy();
     }

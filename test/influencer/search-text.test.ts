@@ -5,7 +5,9 @@ import {
   facetsOf,
   foldSearchText,
   ftsPhrase,
+  isSymbolsOnly,
   prefixTokens,
+  symbolsOf,
 } from '../../src/influencer/search-text.js';
 
 /** The folding function alone (no database): what the README's folding decision promises. */
@@ -83,5 +85,27 @@ describe('facetsOf', () => {
     expect(
       facetsOf({ handle: 'ada', search_name: 'ada', categories: ['art', 'tech'] }).sort(),
     ).toEqual(['*', 'c:art', 'c:tech', 'p:a', 'p:ad'].sort());
+  });
+
+  it("each symbol of the name, once; the handle's _ only where it has __", () => {
+    const facets = (handle: string, name: string) =>
+      facetsOf({ handle, search_name: name, categories: [] }).filter((f) => f.startsWith('s:'));
+    expect(facets('ada_l', 'dr. a.b-c 🔥🔥').sort()).toEqual(['s:-', 's:.', 's:🔥'].sort());
+    expect(facets('ada__l', 'ada')).toEqual(['s:_']);
+    expect(facets('ada_l', 'o_o')).toEqual(['s:_']);
+    expect(facets('ada', 'naïve straße 42')).toEqual([]);
+  });
+});
+
+describe('symbol queries', () => {
+  it('symbols are what is neither letter, mark, digit nor space', () => {
+    expect(symbolsOf('a.b. c…🔥 ١٢ ि')).toEqual(['.', '…', '🔥']);
+  });
+
+  it('a query is symbols only when it has a symbol and no letter, mark or digit', () => {
+    for (const q of ['...', '🔥🔥🔥', '_ _', '%%%', '(-_-)'])
+      expect(isSymbolsOnly(q), q).toBe(true);
+    for (const q of ['a.b', '...1', 'ツツツ', '   ', '.ि.'])
+      expect(isSymbolsOnly(q), q).toBe(false);
   });
 });
