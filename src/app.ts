@@ -18,6 +18,7 @@ import { chatSocketRoutes, registerWebSockets } from './chat/realtime/routes.js'
 import { migrate } from './db/migrate.js';
 import { authenticate } from './http/authenticate.js';
 import { drainOnClose } from './http/draining.js';
+import { jsonObjectBodies } from './http/json-bodies.js';
 import { errorHandler } from './http/error-handler.js';
 import { responseSerializer } from './http/serializer.js';
 import {
@@ -133,9 +134,6 @@ export async function buildApp(
       connectionsCheckingInterval: requestTiming.checkIntervalMs,
     },
     requestTimeout: requestTiming.timeoutMs,
-    // "Unknown request fields are ignored" (API.md), these two included: dropped, not refused.
-    onProtoPoisoning: 'remove',
-    onConstructorPoisoning: 'remove',
     ajv: { customOptions: { coerceTypes: false, allErrors: true } },
     schemaController: { compilersFactory: { buildSerializer: responseSerializer() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -216,11 +214,7 @@ export async function buildApp(
   responseHeaders(app);
   drainOnClose(app);
   app.setNotFoundHandler(trackRoutes(app));
-  // A body-less POST is validated as `{}`, so missing fields are reported one by one.
-  app.addHook('preValidation', async (request) => {
-    if (request.body === undefined && request.routeOptions.schema?.body !== undefined)
-      request.body = {};
-  });
+  jsonObjectBodies(app);
   metrics.instrument(app);
   logRequests(app);
   app.addSchema(ErrorBody);

@@ -14,7 +14,6 @@ const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: Errors.unsupportedMediaType,
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: Errors.badRequest,
   FST_ERR_CTP_BODY_TOO_LARGE: Errors.payloadTooLarge,
-  FST_ERR_CTP_EMPTY_JSON_BODY: Errors.invalidJson,
   FST_ERR_CTP_INVALID_JSON_BODY: Errors.invalidJson,
   // A path parameter longer than any id we issue cannot name anything.
   FST_ERR_MAX_PARAM_LENGTH: Errors.notFound,

@@ -85,6 +85,53 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
       },
     );
 
+    describe('an empty body under Content-Type: application/json is no body', () => {
+      const empty = (method: string, url: string, token: string) =>
+        t.call(method as 'PUT', url, {
+          token,
+          body: '',
+          headers: { 'content-type': 'application/json' },
+        });
+
+      it('a route that takes none, or only optional fields, answers as without the header', async () => {
+        const [me, other] = [await t.register(), await t.register()];
+        const blocked = await empty('PUT', `/api/blocks/${other.userId}`, me.accessToken);
+        expect(blocked.statusCode, blocked.body).toBe(200);
+        expect(blocked.json()).toEqual({ blocked: true });
+        const unblocked = await empty('DELETE', `/api/blocks/${other.userId}`, me.accessToken);
+        expect(unblocked.json()).toEqual({ blocked: false });
+        expect((await empty('PATCH', '/api/profile', me.accessToken)).statusCode).toBe(200);
+        expect((await empty('POST', '/api/logout', me.accessToken)).statusCode).toBe(200);
+      });
+
+      it('a route that needs fields names each one missing (validation_failed, not invalid_json)', async () => {
+        const response = await raw('/api/login', '', 'application/json');
+        expect(fieldsOf(expectError(response, 400, 'validation_failed')).sort()).toEqual([
+          'email',
+          'password',
+        ]);
+      });
+    });
+
+    it.each(['[]', '42', 'null', '"text"'])(
+      'a body that is not an object (%s) is refused by a route that takes no body as well',
+      async (payload) => {
+        const [me, other] = [await t.register(), await t.register()];
+        const send = (method: string, url: string) =>
+          t.call(method as 'PUT', url, {
+            token: me.accessToken,
+            body: payload,
+            headers: { 'content-type': 'application/json' },
+          });
+        const block = await send('PUT', `/api/blocks/${other.userId}`);
+        expect(fieldsOf(expectError(block, 400, 'validation_failed'))).toEqual(['body']);
+        expectError(await send('DELETE', '/api/influencers/me'), 400, 'validation_failed');
+        // Nothing changed.
+        const blocks = await t.call('GET', '/api/blocks', { token: me.accessToken });
+        expect(blocks.json().blocks).toEqual([]);
+      },
+    );
+
     it('missing required fields are each listed in details by field name', async () => {
       const body = expectError(
         await t.post('/api/reset-password', {}, { ip: randomIp() }),

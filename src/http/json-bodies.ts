@@ -1,0 +1,30 @@
+import type { FastifyInstance } from 'fastify';
+import { Errors } from '../errors.js';
+
+/**
+ * Request bodies are JSON objects (API.md, "Conventions"). An empty body under
+ * `Content-Type: application/json` is no body: many HTTP clients send that header on every
+ * request, also a `PUT …/follow` or a `POST /api/logout` without one, which Fastify answered
+ * `400 invalid_json`. A body-less request to a route that takes a body is validated as `{}`, so
+ * each missing field is named; a body that is not an object is refused on every route, also one
+ * whose fields are all optional or that takes none.
+ */
+export function jsonObjectBodies(app: FastifyInstance): void {
+  // "Unknown request fields are ignored" (API.md): __proto__ and constructor.prototype too.
+  const parseJson = app.getDefaultJsonParser('remove', 'remove');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    parseJson(request, body.toString(), done);
+  });
+  app.addHook('preValidation', async (request) => {
+    const { body } = request;
+    const takesBody = request.routeOptions.schema?.body !== undefined;
+    if (body === undefined && takesBody) request.body = {};
+    else if (body !== undefined && !takesBody && !isObject(body))
+      throw Errors.validationFailed([{ field: 'body', message: 'must be object' }]);
+  });
+}
+
+const isObject = (value: unknown): boolean =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
