@@ -1,0 +1,72 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BATCH_SIZE, MailDelivery } from '../../src/mail/delivery.js';
+import { OutageLog } from '../../src/outage-log.js';
+import { createSecretBox } from '../../src/security/secret-box.js';
+import { backends } from '../helpers/backends.js';
+import { queueMail } from '../helpers/outbox.js';
+import { TestApp } from '../helpers/test-app.js';
+
+const DAY = 24 * 60 * 60_000;
+
+// After an SMTP outage or a stop, the outbox holds a backlog: it must go out batch after batch,
+// not one batch of 20 per poll (10,000 mails would take over 8 minutes, codes expiring meanwhile).
+
+describe.each(backends)('a mail backlog ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  it('drains without waiting a poll between full batches', async () => {
+    // A day ahead of the app's clock: the app's own worker never finds these rows due.
+    const now = t.clock.now() + DAY;
+    const box = createSecretBox(randomBytes(32));
+    const log = pino({ level: 'silent' });
+    const count = 3 * BATCH_SIZE + 5;
+    const recipients = new Set<string>();
+    for (let i = 0; i < count; i++) {
+      const recipient = `${randomUUID()}@example.com`;
+      recipients.add(recipient);
+      await queueMail(t.db, {
+        recipient,
+        subject: 'Hello',
+        sealed_body: box.seal('text'),
+        created_at: t.clock.now(),
+        next_attempt_at: t.clock.now() + DAY / 2,
+      });
+    }
+    const sent: string[] = [];
+    const worker = new MailDelivery({
+      db: t.db,
+      box,
+      transport: { send: async (message) => void sent.push(message.to), close: () => undefined },
+      log,
+      clock: () => now,
+      // Far longer than the test waits: only the batches' own chaining can send them all.
+      timing: {
+        pollIntervalMs: 10 * 60_000,
+        baseBackoffMs: 1_000,
+        maxBackoffMs: 1_000,
+        claimMs: 60_000,
+      },
+      planCodeMail: async () => undefined,
+      databaseOutage: new OutageLog({
+        dependency: 'database',
+        meanwhile: '',
+        counted: String,
+        log,
+      }),
+    });
+    worker.start();
+    try {
+      await vi.waitFor(() => expect(sent).toHaveLength(count), { timeout: 20_000, interval: 50 });
+      expect(new Set(sent)).toEqual(recipients);
+      expect(await worker.pendingCount()).toBe(0);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
