@@ -2,6 +2,31 @@ import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RealtimeMetrics } from './realtime-metrics.js';
 
+/** How long a scrape waits for the outbox's count before it shows the last one. */
+export const OUTBOX_COUNT_WAIT_MS = 500;
+
+/**
+ * `count`, answered within OUTBOX_COUNT_WAIT_MS or undefined (also when it fails); a count still
+ * running is waited for again, not started twice, so a hung database holds one connection.
+ */
+function latestCount(count: () => Promise<number>): () => Promise<number | undefined> {
+  let running: Promise<number | undefined> | undefined;
+  return async () => {
+    running ??= count()
+      .catch(() => undefined)
+      .finally(() => (running = undefined));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), OUTBOX_COUNT_WAIT_MS);
+    });
+    try {
+      return await Promise.race([running, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
 /** Prometheus metrics of one app instance (its own registry, so tests can run several apps). */
 export class Metrics {
   readonly registry = new Registry();
@@ -29,17 +54,17 @@ export class Metrics {
 
   constructor(outboxDepth: () => Promise<number>) {
     collectDefaultMetrics({ register: this.registry });
+    const countOutbox = latestCount(outboxDepth);
     new Gauge({
       name: 'mail_outbox_pending',
       help: 'E-mails waiting in the outbox (not yet delivered, not given up).',
       registers: [this.registry],
       async collect() {
-        // While the database is away the gauge keeps its last value: the scrape, every other
-        // metric included, must not fail with it (/readyz says the database is down).
-        await outboxDepth().then(
-          (depth) => this.set(depth),
-          () => undefined,
-        );
+        // While the database is away or hangs, the gauge keeps its last value: the scrape, every
+        // other metric included, must neither fail nor wait for it (a hung connection answers
+        // only at the pool's 10 s query timeout, Prometheus's default scrape timeout).
+        const depth = await countOutbox();
+        if (depth !== undefined) this.set(depth);
       },
     });
   }
