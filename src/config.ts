@@ -87,6 +87,11 @@ function parsePort(value: string | undefined): number {
 function parseDatabaseUrl(value: string): DatabaseLocation {
   const raw = nonEmpty('DATABASE_URL', value) ?? '';
   if (raw.startsWith('sqlite:')) {
+    // sqlite://data/auth.db reads as a host `data` to some and as /data/auth.db to others.
+    if (/^sqlite:\/\/(?!\/)/.test(raw))
+      throw new ConfigError(
+        'DATABASE_URL: write sqlite:<relative path> (sqlite:data/auth.db) or sqlite:///<absolute path>',
+      );
     const path = raw.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (path === '')
       throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:data/auth.db');
@@ -176,8 +181,23 @@ function parseTrustProxy(value: string | undefined): boolean | string[] {
   return entries;
 }
 
+/**
+ * The service's address as clients reach it: in tokens (`iss`, `aud`), e-mails and the public
+ * OpenAPI document, so a user name, password, query or fragment in it would be published (and a
+ * fragment would break every link built on it). Never echoed: it may hold a password.
+ */
 function parsePublicUrl(value: string | undefined, port: number): string {
-  const raw = parseUrl('PUBLIC_URL', value, ['http:', 'https:']) ?? `http://127.0.0.1:${port}`;
+  const raw = parseUrl('PUBLIC_URL', value, ['http:', 'https:']);
+  if (raw === undefined) {
+    if (port === 0)
+      throw new ConfigError('PUBLIC_URL is required with PORT=0 (the port is chosen at start)');
+    return `http://127.0.0.1:${port}`;
+  }
+  const url = new URL(raw);
+  if (url.username !== '' || url.password !== '')
+    throw new ConfigError('PUBLIC_URL must not contain a user name or password');
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(raw))
+    throw new ConfigError('PUBLIC_URL must not contain a query (?) or fragment (#)');
   return raw.replace(/\/+$/, '');
 }
 

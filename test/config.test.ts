@@ -5,7 +5,7 @@ const SECRET = 'k'.repeat(32);
 const POSTGRES = 'postgres://app@127.0.0.1:5432/auth';
 
 /** loadConfig must throw a ConfigError whose message names the variable (and matches `message`). */
-function expectConfigError(env: Record<string, string>, message: RegExp): void {
+function errorMessageOf(env: Record<string, string>): string {
   let thrown: unknown;
   try {
     loadConfig(env);
@@ -13,7 +13,11 @@ function expectConfigError(env: Record<string, string>, message: RegExp): void {
     thrown = error;
   }
   expect(thrown, `no error for ${JSON.stringify(env)}`).toBeInstanceOf(ConfigError);
-  expect((thrown as Error).message).toMatch(message);
+  return (thrown as Error).message;
+}
+
+function expectConfigError(env: Record<string, string>, message: RegExp): void {
+  expect(errorMessageOf(env)).toMatch(message);
 }
 
 describe('loadConfig: defaults (API.md, Configuration)', () => {
@@ -155,4 +159,26 @@ describe('loadConfig: bad values throw a ConfigError with a clear message', () =
 
   it('PUBLIC_URL that is not a URL', () =>
     expectConfigError({ PUBLIC_URL: 'auth.example.test' }, /PUBLIC_URL/));
+
+  it('PUBLIC_URL with a user name, password, query or fragment (tokens, e-mails and /openapi.json show it)', () => {
+    for (const value of [
+      'https://admin:PubSecretPw@auth.example.test',
+      'https://admin@auth.example.test',
+      'https://auth.example.test/?x=1',
+      'https://auth.example.test/#frag',
+      'https://auth.example.test/?',
+    ]) {
+      const message = errorMessageOf({ PUBLIC_URL: value });
+      expect(message).toMatch(/PUBLIC_URL/);
+      expect(message).not.toMatch(/PubSecretPw|admin/);
+    }
+  });
+
+  it('PORT=0 without PUBLIC_URL (the address clients reach is not known)', () => {
+    expectConfigError({ PORT: '0' }, /PUBLIC_URL.*PORT=0/);
+    expect(loadConfig({ PORT: '0', PUBLIC_URL: 'https://auth.example.test' }).port).toBe(0);
+  });
+
+  it('DATABASE_URL=sqlite://data/auth.db (a host, or /data/auth.db?)', () =>
+    expectConfigError({ DATABASE_URL: 'sqlite://data/auth.db' }, /sqlite:data\/auth\.db/));
 });

@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import type { MailMessage } from './messages.js';
 
 /** Where a message goes: an SMTP server, or (development) standard output. */
@@ -25,16 +26,35 @@ function refusesThisMessage(error: unknown): error is { responseCode: number } {
   );
 }
 
-export async function smtpTransport(url: string, from: string): Promise<MailTransport> {
-  const { default: nodemailer } = await import('nodemailer');
-  // Timeouts belong in the transport options (the second argument holds message defaults). Their
-  // sum stays under the delivery worker's claim time, so no other instance sends the same message.
-  const transporter = nodemailer.createTransport({
+/**
+ * nodemailer's options for `url`. Timeouts belong here (createTransport's second argument holds
+ * message defaults); their sum stays under the delivery worker's claim time, so no other instance
+ * sends the same message. An `smtp://` URL with credentials for another machine requires STARTTLS:
+ * nodemailer otherwise logs in (and sends every code) in clear text to a server that does not
+ * offer it, or to whoever stripped the offer on the way. A relay on this machine is exempt.
+ */
+export function smtpOptions(url: string) {
+  const { protocol, username, password, hostname } = new URL(url);
+  const credentials = username !== '' || password !== '';
+  return {
     url,
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,
     socketTimeout: 20_000,
-  });
+    ...(protocol === 'smtp:' && credentials && !isLoopback(hostname) && { requireTLS: true }),
+  };
+}
+
+/** localhost, 127.0.0.0/8 or ::1 (a URL writes an IPv6 address in brackets). */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host === '::1') return true;
+  return isIPv4(host) && host.startsWith('127.');
+}
+
+export async function smtpTransport(url: string, from: string): Promise<MailTransport> {
+  const { default: nodemailer } = await import('nodemailer');
+  const transporter = nodemailer.createTransport(smtpOptions(url));
   return {
     async send(message) {
       try {

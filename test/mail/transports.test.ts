@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { smtpTransport, type MailTransport } from '../../src/mail/transports.js';
+import { smtpOptions, smtpTransport, type MailTransport } from '../../src/mail/transports.js';
 import { SmtpSink } from '../helpers/smtp-sink.js';
 
 /**
@@ -31,4 +31,20 @@ describe('the SMTP transport', () => {
       sink.mails.length = 0;
     },
   );
+});
+
+describe('SMTP connection options', () => {
+  const requiresTls = (url: string) => smtpOptions(url).requireTLS === true;
+
+  it('credentials for another machine over smtp:// require STARTTLS (no login in clear text)', () => {
+    expect(requiresTls('smtp://mailer:secret@mail.example.test:587')).toBe(true);
+    expect(requiresTls('smtp://mailer@10.0.0.5:25')).toBe(true);
+  });
+
+  it('not for smtps:// (TLS from the start), without credentials, or for a relay on this machine', () => {
+    expect(requiresTls('smtps://mailer:secret@mail.example.test:465')).toBe(false);
+    expect(requiresTls('smtp://mail.example.test:25')).toBe(false);
+    for (const host of ['localhost', '127.0.0.1', '127.0.1.1', '[::1]'])
+      expect(requiresTls(`smtp://mailer:secret@${host}:2525`), host).toBe(false);
+  });
 });
