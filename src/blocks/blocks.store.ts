@@ -1,4 +1,4 @@
-import { sql, type Expression, type Kysely } from 'kysely';
+import { sql, type Expression, type Kysely, type QueryCreator } from 'kysely';
 import { cardSource, userCardOf, type UserCard } from '../accounts/user-cards.js';
 import { keysetAfter } from '../db/keyset.js';
 import { reusableShapedQuery } from '../db/reusable-query.js';
@@ -12,7 +12,7 @@ type Executor = Kysely<Database>;
  * row by row in its own statement (the chat's conversation listings).
  */
 export function blockExists(
-  db: Executor,
+  db: QueryCreator<Database>,
   blocker: Expression<string | null>,
   blocked: Expression<string | null>,
 ) {

@@ -4,8 +4,21 @@ import { reusableShapedQuery } from '../db/reusable-query.js';
 import type { Database } from '../db/tables.js';
 import { raiseReadSeq } from './conversations.store.js';
 import { insertMessage, type MessageRow } from './messages.store.js';
+import { blockExists } from '../blocks/blocks.store.js';
 
 type Executor = Kysely<Database>;
+
+/**
+ * The conversation refused the write: a block, or the deletion of a member's account, committed
+ * after the send's checks read the conversation (numberSend). The send is refused as it now
+ * would be.
+ */
+export class SendRefusedMeanwhile extends Error {
+  override name = 'SendRefusedMeanwhile';
+  constructor(conversationId: string) {
+    super(`conversation ${conversationId} refused a send meanwhile`);
+  }
+}
 
 /** A message before the conversation has numbered it. */
 export type UnnumberedMessage = Omit<MessageRow, 'seq' | 'version' | 'sender_id'> & {
@@ -26,36 +39,60 @@ export async function storeSentMessage(
   if (!db.isTransaction) return db.transaction().execute((trx) => storeSentMessage(trx, message));
   const { conversation_id: conversationId, sender_id: senderId } = message;
   const [numbers] = await numberOne(db, '', numberingParameters(message), message);
-  if (numbers === undefined) throw new Error(`no conversation ${conversationId} to number`);
-  const row = { ...message, seq: numbers.last_seq, version: numbers.version };
+  if (numbers === undefined) throw new SendRefusedMeanwhile(conversationId);
+  const row = {
+    ...message,
+    seq: numbers.last_seq,
+    version: numbers.version,
+    created_at: Number(numbers.last_message_at),
+  };
   await insertMessage(db, row);
   await raiseReadSeq(db, conversationId, senderId, row.seq);
   return row;
 }
 
 /**
- * Raises the conversation's `last_seq` and `version` for one message: its number and version. The
- * influencer's first message accepts the conversation.
+ * Raises the conversation's `last_seq` and `version` for one message: its number and version, and
+ * its time, never before the conversation's latest activity (the clock was read before the row
+ * lock was waited for: a later number must not get an earlier time, nor the list's order go
+ * back). The influencer's first message accepts the conversation.
+ *
+ * Only while both members' accounts exist and no block stands between them: the checks before
+ * the write read them earlier, and a block or a deletion that committed since must win. On
+ * PostgreSQL a deletion (which clears the member's id under this row's lock) is seen even when
+ * this statement waited for it; a block committed while the statement runs is concurrent with it.
+ * No row answers a refused send.
  */
 function numberSend(db: QueryCreator<Database>, message: UnnumberedMessage) {
-  const now = message.created_at;
+  const now = sql<number>`cast(${message.created_at} as bigint)`;
+  const stamp = sql<number>`case when activity_at > ${now} then activity_at else ${now} end`;
+  const influencer = sql.ref<string | null>('conversations.influencer_id');
+  const starter = sql.ref<string | null>('conversations.starter_id');
   return db
     .updateTable('conversations')
     .set({
       last_seq: sql`last_seq + 1`,
       version: sql`version + 1`,
-      last_message_at: now,
-      activity_at: now,
-      accepted_at: sql`case when accepted_at is null and influencer_id = ${message.sender_id} then cast(${now} as bigint) else accepted_at end`,
+      last_message_at: stamp,
+      activity_at: stamp,
+      accepted_at: sql`case when accepted_at is null and influencer_id = ${message.sender_id} then ${now} else accepted_at end`,
     })
     .where('id', '=', message.conversation_id)
-    .returning(['last_seq', 'version']);
+    .where((eb) =>
+      eb.and([
+        eb('influencer_id', 'is not', null),
+        eb('starter_id', 'is not', null),
+        eb.not(eb.exists(blockExists(db, influencer, starter))),
+        eb.not(eb.exists(blockExists(db, starter, influencer))),
+      ]),
+    )
+    .returning(['last_seq', 'version', 'last_message_at']);
 }
 
 /** What `numberSend` binds, in order (its statement is compiled once: reusable-query.ts). */
 const numberingParameters = (message: UnnumberedMessage) => {
   const now = message.created_at;
-  return [now, now, message.sender_id, now, message.conversation_id];
+  return [now, now, now, now, message.sender_id, now, message.conversation_id];
 };
 const numberOne = reusableShapedQuery(numberSend);
 
@@ -69,16 +106,15 @@ async function storeInOneStatement(db: Executor, message: UnnumberedMessage): Pr
     ...numberingParameters(message),
     ...[conversationId, senderId],
     ...[id, conversationId, senderId, message.client_message_id, message.text_digest],
-    ...[message.text, message.created_at],
+    message.text,
   ];
   const [row] = await storeOne(db, '', parameters, message);
-  if (row === undefined) throw new Error(`no conversation ${conversationId} to number`);
+  if (row === undefined) throw new SendRefusedMeanwhile(conversationId);
   return row;
 }
 
 const storeOne = reusableShapedQuery((db: Executor, message: UnnumberedMessage) => {
   const senderId = message.sender_id;
-  const now = message.created_at;
   return db
     .with('numbered', (cte) => numberSend(cte, message))
     .with('sender_read', (cte) =>
@@ -86,7 +122,9 @@ const storeOne = reusableShapedQuery((db: Executor, message: UnnumberedMessage) 
         .updateTable('conversation_members')
         .set((eb) => ({ last_read_seq: eb.selectFrom('numbered').select('last_seq') }))
         .where('conversation_id', '=', message.conversation_id)
-        .where('user_id', '=', senderId),
+        .where('user_id', '=', senderId)
+        // A refused send numbers nothing, and moves nothing.
+        .where((eb) => eb.exists(eb.selectFrom('numbered').select('last_seq'))),
     )
     .insertInto('chat_messages')
     .columns([
@@ -114,7 +152,7 @@ const storeOne = reusableShapedQuery((db: Executor, message: UnnumberedMessage) 
           eb.val(message.client_message_id).as('client_message_id'),
           eb.val(message.text_digest).as('text_digest'),
           eb.val(message.text).as('text'),
-          sql<number>`${now}::bigint`.as('created_at'),
+          sql<number>`last_message_at`.as('created_at'),
           sql<null>`null::bigint`.as('edited_at'),
           sql<null>`null::bigint`.as('deleted_at'),
         ]),

@@ -3,10 +3,10 @@ import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import type { ChatSendStart } from '../limits/policies.js';
 import { publishMessageEvent, writeInVersionOrder } from './events.js';
-import type { Membership } from './membership.js';
+import { findMembership, type Membership } from './membership.js';
 import { parseMessageText } from './message-text.js';
 import { findMessageByClientKey, type MessageRow } from './messages.store.js';
-import { storeSentMessage, type UnnumberedMessage } from './send.store.js';
+import { SendRefusedMeanwhile, storeSentMessage, type UnnumberedMessage } from './send.store.js';
 import { sendFactsOf, sendRefusal } from './send-rules.js';
 import { chatMessageView, type ChatMessage } from './views.js';
 import { isForeignKeyViolation } from '../db/dialect.js';
@@ -83,12 +83,19 @@ export async function sendMessage(
     await begun.release();
     // The sender's account was deleted while this send waited for it (see lockAccount).
     if (isForeignKeyViolation(error)) throw Errors.notFound();
+    if (error instanceof SendRefusedMeanwhile) return replayOr(await refusalNow(ctx, membership));
     // A limit, or the unique index: the key was used before (or just now, by a concurrent
     // send), and this is its replay or a reuse of the key; the failed write took its seq and
     // version back.
     return replayOr(error);
   }
   return { message: chatMessageView(stored, userId), replayed: false };
+}
+
+/** Why the conversation refused the send (a block or a deletion committed since its checks). */
+async function refusalNow(ctx: ServiceContext, { userId, conversation }: Membership) {
+  const current = await findMembership(ctx.db, userId, conversation.id);
+  return sendRefusal(await sendFactsOf(ctx, current)) ?? Errors.cannotMessage();
 }
 
 /**
