@@ -1,7 +1,13 @@
 import { buildApp } from './app.js';
 import { loadConfigOrExit } from './config.js';
 
-/** In-flight requests get this long to finish after SIGTERM before the process exits anyway. */
+/**
+ * After SIGTERM, in-flight requests get this long to finish; then the connections still open (a
+ * client that sent half a request and stalls, a response it does not read) are cut, so that the
+ * clean-up (mail worker, Redis, database) still runs and the process exits 0 within the grace.
+ */
+const DRAIN_MS = 7_000;
+/** The process exits (code 1) this long after SIGTERM whatever still runs. */
 const SHUTDOWN_GRACE_MS = 10_000;
 /**
  * Connections the kernel completes and queues while the event loop is busy (Node's default is
@@ -39,10 +45,15 @@ async function shutdown(signal: string): Promise<void> {
   if (closing) return;
   closing = true;
   app.log.info({ signal }, 'shutting down: draining in-flight requests');
+  const cut = setTimeout(() => {
+    app.log.warn('requests still open after the drain time; closing their connections');
+    app.server.closeAllConnections();
+  }, DRAIN_MS);
   const force = setTimeout(() => {
     app.log.error('shutdown took too long; exiting');
     process.exit(1);
   }, SHUTDOWN_GRACE_MS);
+  cut.unref();
   force.unref();
   // Stops accepting connections, waits for in-flight requests, then runs every onClose hook:
   // mail worker, rate-limit store, database.

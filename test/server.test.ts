@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STRONG_PASSWORD, uniqueEmail } from './helpers/test-app.js';
 
@@ -123,6 +124,76 @@ describe('the server process (SQLite, default configuration)', () => {
     expect((await response).status).toBe(201);
     expect(await server.exited).toBe(0);
   });
+});
+
+describe('the server process shutting down with work that does not end', () => {
+  let cwd: string;
+  let port: number;
+  let server: ServerProcess | undefined;
+  const slowSmtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    // Takes the message, then answers only after the client's 20 s socket timeout.
+    onData(stream, _session, callback) {
+      mailsArriving += 1;
+      stream.resume();
+      stream.on('end', () => setTimeout(() => callback(), 25_000).unref());
+    },
+  });
+  let mailsArriving = 0;
+  beforeAll(async () => {
+    cwd = mkdtempSync(join(tmpdir(), 'account-service-process-'));
+    port = await freePort();
+    await new Promise<void>((resolve) => slowSmtp.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    server?.kill();
+    await new Promise<void>((resolve) => slowSmtp.close(() => resolve()));
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  async function start(env: Record<string, string> = {}) {
+    server = ServerProcess.spawn(cwd, { PORT: String(port), LOG_LEVEL: 'debug', ...env });
+    await server.waitForLog((line) => line.msg.startsWith('Server listening at'));
+    return server;
+  }
+
+  it('cuts a client stalled mid-request after the drain time, cleans up and exits with code 0', async () => {
+    const running = await start();
+    const client = connect(port, '127.0.0.1');
+    client.on('error', () => undefined);
+    // Headers and half the body, then nothing.
+    client.write(
+      'POST /api/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 100\r\n\r\n{"email":"',
+    );
+    await running.waitForLog(
+      (line) => line.msg === 'request received' && line.url === '/api/login',
+    );
+    const signalled = performance.now();
+    running.child.kill('SIGTERM');
+    expect(await running.exited).toBe(0);
+    expect(performance.now() - signalled).toBeLessThan(10_000);
+    expect(running.logs().some((line) => /closing their connections/.test(line.msg))).toBe(true);
+    client.destroy();
+  }, 20_000);
+
+  it('does not wait out a slow SMTP server: exits with code 0 while a send is under way', async () => {
+    const { port: smtpPort } = slowSmtp.server.address() as { port: number };
+    const running = await start({ SMTP_URL: `smtp://127.0.0.1:${smtpPort}` });
+    const registered = await fetch(`http://127.0.0.1:${port}/api/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: uniqueEmail(), password: STRONG_PASSWORD }),
+    });
+    expect(registered.status).toBe(201);
+    await vi.waitFor(() => expect(mailsArriving).toBe(1), START);
+    const signalled = performance.now();
+    running.child.kill('SIGTERM');
+    expect(await running.exited).toBe(0);
+    expect(performance.now() - signalled).toBeLessThan(9_000);
+  }, 30_000);
 });
 
 describe('the server process with a bad configuration value', () => {

@@ -29,6 +29,9 @@ export const DEFAULT_DELIVERY_TIMING: DeliveryTiming = {
   claimMs: 60_000,
 };
 
+/** How long stopping waits for a send under way. */
+const STOP_WAIT_MS = 2_000;
+
 /** Messages found due per pass. */
 export const BATCH_SIZE = 20;
 
@@ -86,10 +89,21 @@ export class MailDelivery {
     this.schedule(0);
   }
 
+  /**
+   * Stops polling and waits for the send under way, at most STOP_WAIT_MS: an SMTP server that
+   * answers slowly (each command may take up to the 20 s socket timeout) must not hold the
+   * shutdown. A send left running keeps its claim; if the process ends first, the message is
+   * sent again once the claim runs out (possibly twice, as after a crash).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.running;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, STOP_WAIT_MS);
+    });
+    await Promise.race([this.running, waited]);
+    clearTimeout(timer);
     this.options.transport.close();
   }
 
