@@ -113,9 +113,10 @@ export class ChatGateway {
       else void this.authenticate(socket, frame.access_token);
       return;
     }
-    if (!socket.ready) return; // nothing but `auth` counts before `ready`
+    // API.md answers every ping; before `ready` a pong tells nothing but that the socket is open.
     if (frame.type === 'ping') socket.send(pongFrame);
-    else if (frame.type === 'typing') this.typing(socket, frame.conversation_id);
+    // Typing counts only once authenticated.
+    else if (frame.type === 'typing' && socket.ready) this.typing(socket, frame.conversation_id);
   }
 
   /**

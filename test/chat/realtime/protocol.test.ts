@@ -27,6 +27,15 @@ describe.each(backends)('chat socket: frames, limits and heartbeat ($name)', (ba
     client.close();
   });
 
+  it('answers ping with pong before authentication too (and nothing else counts then)', async () => {
+    const client = await rt.open();
+    client.send({ type: 'typing', conversation_id: '00000000-0000-4000-8000-000000000000' });
+    client.send({ type: 'ping' });
+    expect(await client.waitFor('pong')).toEqual([{ type: 'pong' }]);
+    expect(client.frames).toEqual([{ type: 'pong' }]);
+    client.close();
+  });
+
   it('ignores unknown and malformed frames and stays open', async () => {
     const client = await rt.connect(alice);
     const junk = [
