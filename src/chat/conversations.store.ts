@@ -161,21 +161,6 @@ export async function raiseReadSeq(
   return (await updateReadSeq(db, seq, conversationId, userId, seq)).length > 0;
 }
 
-/** The member's read position; undefined once the membership is gone (its account deleted). */
-export async function findReadSeq(
-  db: Executor,
-  conversationId: string,
-  userId: string,
-): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('conversation_members')
-    .select('last_read_seq')
-    .where('conversation_id', '=', conversationId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  return row?.last_read_seq;
-}
-
 /**
  * Of `peerIds`, those with whom `userId` has a conversation that DM policy no longer binds: one
  * the influencer has answered, or one where `userId` is the influencer.

@@ -1,9 +1,9 @@
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
-import { findReadSeq, raiseReadSeq } from './conversations.store.js';
+import { raiseReadSeq } from './conversations.store.js';
 import { publishReadEvent } from './events.js';
 import type { Membership } from './membership.js';
-import { unreadCounts } from './unread.store.js';
+import { findReadState } from './unread.store.js';
 
 export interface ReadState {
   readonly last_read_seq: number;
@@ -39,9 +39,8 @@ async function readState(
   conversationId: string,
   userId: string,
 ): Promise<ReadState> {
-  const lastReadSeq = await findReadSeq(ctx.db, conversationId, userId);
+  const state = await findReadState(ctx.db, conversationId, userId);
   // The reader's account was deleted since its membership was looked up.
-  if (lastReadSeq === undefined) throw Errors.notFound();
-  const unread = await unreadCounts(ctx.db, userId, [conversationId]);
-  return { last_read_seq: lastReadSeq, unread_count: unread.get(conversationId) ?? 0 };
+  if (state === undefined) throw Errors.notFound();
+  return state;
 }

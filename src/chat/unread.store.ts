@@ -23,14 +23,15 @@ function unreadMessages(db: Executor, userId: string) {
 }
 
 /**
- * The same count for the member row `m` of conversation `c` in an enclosing query (a listing), as
- * a scalar subquery: one range scan of the seq index above the member's read position.
+ * The same count for the member row `m` of conversation `conversationId` (by default `c.id`) in
+ * an enclosing query, as a scalar subquery: one range scan of the seq index above the member's
+ * read position.
  */
-export function unreadCountOf(db: Executor) {
+export function unreadCountOf(db: Executor, conversationId = sql.ref<string>('c.id')) {
   return db
     .selectFrom('chat_messages as msg')
     .select((eb) => eb.fn.countAll<number>().as('unread'))
-    .whereRef('msg.conversation_id', '=', sql.ref<string>('c.id'))
+    .whereRef('msg.conversation_id', '=', conversationId)
     .whereRef('msg.seq', '>', sql.ref<number>('m.last_read_seq'))
     .where('msg.deleted_at', 'is', null)
     .whereRef('msg.sender_id', '<>', sql.ref<string>('m.user_id'));
@@ -39,21 +40,6 @@ export function unreadCountOf(db: Executor) {
 /** The ids of `userId`'s conversations with anything unread, as a subquery. */
 export function conversationsWithUnread(db: Executor, userId: string) {
   return unreadMessages(db, userId).select('m.conversation_id');
-}
-
-/** Unread counts of `userId` in each of `conversationIds` (absent: none unread). */
-export async function unreadCounts(
-  db: Executor,
-  userId: string,
-  conversationIds: readonly string[],
-): Promise<Map<string, number>> {
-  if (conversationIds.length === 0) return new Map();
-  const rows = await unreadMessages(db, userId)
-    .where('m.conversation_id', 'in', conversationIds)
-    .select((eb) => ['m.conversation_id', eb.fn.countAll().as('unread')])
-    .groupBy('m.conversation_id')
-    .execute();
-  return new Map(rows.map((row) => [row.conversation_id, Number(row.unread)]));
 }
 
 /** Compiled once: every app asks for this after each `ready` (a reconnect storm asks it of all). */
@@ -70,4 +56,24 @@ export async function unreadTotals(
 ): Promise<{ total: number; conversations: number }> {
   const [row] = await selectUnreadTotals(db, userId);
   return { total: Number(row?.total ?? 0), conversations: Number(row?.conversations ?? 0) };
+}
+
+/**
+ * The member's read position and unread count, read together (one statement, one snapshot): read
+ * apart, a concurrent read in between answered a pair no moment had (`last_read_seq` 5 with
+ * nothing unread above it). Undefined once the membership is gone (its account deleted).
+ */
+export async function findReadState(
+  db: Executor,
+  conversationId: string,
+  userId: string,
+): Promise<{ last_read_seq: number; unread_count: number } | undefined> {
+  const row = await db
+    .selectFrom('conversation_members as m')
+    .select(['m.last_read_seq', unreadCountOf(db, sql.ref('m.conversation_id')).as('unread_count')])
+    .where('m.conversation_id', '=', conversationId)
+    .where('m.user_id', '=', userId)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return { last_read_seq: row.last_read_seq, unread_count: Number(row.unread_count ?? 0) };
 }

@@ -50,6 +50,18 @@ describe.each(backends)('unread counts ($name)', (backend) => {
     });
   });
 
+  it('concurrent reads each answer a pair that held at one moment (unread = peer messages above it)', async () => {
+    const { fan, influencer, id } = await twoMembers(t);
+    const MESSAGES = 10; // the most one conversation takes in 10 s
+    for (let i = 0; i < MESSAGES; i++) await fan.sent(id, `m${i}`);
+    const seqs = Array.from({ length: MESSAGES }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
+    const answers = await Promise.all(seqs.map((seq) => influencer.read(id, seq)));
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.last_read_seq).toBeGreaterThanOrEqual(seqs[i] as number);
+      expect(answer.unread_count, JSON.stringify(answer)).toBe(MESSAGES - answer.last_read_seq);
+    }
+  });
+
   it('read marks up to seq (default last_seq) and never moves back', async () => {
     const { fan, influencer, id } = await twoMembers(t);
     for (const text of ['a', 'b', 'c', 'd']) await fan.sent(id, text);
