@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
-import { whenReady } from '../redis.js';
+import { reportConnectionErrors, whenReady } from '../redis.js';
 import { Subscribers, type BusEvent, type DeliveryListener, type EventBus } from './bus.js';
 
 const CHANNEL_PREFIX = 'events:user:';
@@ -91,9 +91,10 @@ export class RedisEventBus implements EventBus {
       commandTimeout: 500,
     });
     const subscriber = new Redis(url, { autoResubscribe: true, maxRetriesPerRequest: null });
-    // Reported through the publish path and the resync log, not once per reconnect attempt.
-    publisher.on('error', () => undefined);
-    subscriber.on('error', () => undefined);
+    // Once each until ready again, not once per reconnect attempt; the publish path and the
+    // resync log say what it meant for the events.
+    reportConnectionErrors(publisher, log, 'chat events (publish)');
+    reportConnectionErrors(subscriber, log, 'chat events (subscribe)');
     await whenReady([publisher, subscriber]);
     // Re-sent by ioredis after every reconnection; not waited for longer than a user's channel
     // (while Redis is away it stays queued, and the service starts degraded).

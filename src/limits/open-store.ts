@@ -14,7 +14,7 @@ export async function openLimitStore(
   const memory = new MemoryWindowStore(clock);
   if (config.redisUrl === undefined) return { store: memory };
   const { RedisWindowStore } = await import('./redis-store.js');
-  const redis = await RedisWindowStore.connect(config.redisUrl);
+  const redis = await RedisWindowStore.connect(config.redisUrl, log);
   return {
     store: new FallbackWindowStore(redis, memory, {
       log,

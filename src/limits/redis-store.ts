@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { Redis, type Result } from 'ioredis';
 import {
@@ -10,7 +11,7 @@ import {
   type Rule,
   type SlidingWindowStore,
 } from './sliding-window.js';
-import { REDIS_CONNECT_WAIT_MS, whenReady } from '../redis.js';
+import { REDIS_CONNECT_WAIT_MS, reportConnectionErrors, whenReady } from '../redis.js';
 
 /**
  * Each key is a sorted set of events scored by time. CONSUME runs atomically in Redis, so two
@@ -79,7 +80,7 @@ export class RedisWindowStore implements SlidingWindowStore {
    * Connects, waiting up to 2 s for Redis to be ready so the first calls need no fallback. A Redis
    * that is not there does not stop the service: the first call fails over to memory.
    */
-  static async connect(url: string): Promise<RedisWindowStore> {
+  static async connect(url: string, log: FastifyBaseLogger): Promise<RedisWindowStore> {
     const redis = new Redis(url, {
       // Fail a command at once while disconnected: the caller falls back to memory.
       enableOfflineQueue: false,
@@ -88,7 +89,8 @@ export class RedisWindowStore implements SlidingWindowStore {
       connectTimeout: REDIS_CONNECT_WAIT_MS,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     });
-    redis.on('error', () => undefined); // the fallback store logs the outage, once
+    // The fallback store logs the outage once; this says why.
+    reportConnectionErrors(redis, log, 'rate limits');
     await whenReady([redis]);
     return new RedisWindowStore(redis);
   }

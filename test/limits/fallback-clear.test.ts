@@ -23,7 +23,7 @@ describe.skipIf(!canRunPrivateRedis)('the fallback store: a clear Redis did not 
   const now = Date.now();
   beforeAll(async () => {
     redis = await PrivateRedis.create();
-    primary = await RedisWindowStore.connect(redis.url);
+    primary = await RedisWindowStore.connect(redis.url, pino({ level: 'silent' }));
     store = new FallbackWindowStore(primary, new MemoryWindowStore(() => now), {
       log: pino({ level: 'silent' }),
       clock: () => now,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryWindowStore } from '../../src/limits/memory-store.js';
 import type { Counter, Rule, SlidingWindowStore } from '../../src/limits/sliding-window.js';
@@ -27,7 +28,7 @@ if (redisUrl) {
     name: 'redis',
     async open() {
       const { RedisWindowStore } = await import('../../src/limits/redis-store.js');
-      return RedisWindowStore.connect(redisUrl);
+      return RedisWindowStore.connect(redisUrl, pino({ level: 'silent' }));
     },
   });
 }

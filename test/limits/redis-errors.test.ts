@@ -1,0 +1,51 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisWindowStore } from '../../src/limits/redis-store.js';
+import { canRunPrivateRedis, PrivateRedis } from '../scale/private-servers.js';
+import { waitUntil } from '../scale/service-process.js';
+
+if (!canRunPrivateRedis) console.warn('no redis-server: skipping test/limits/redis-errors.');
+
+const PASSWORD = 'the-right-password-9f3a';
+const WRONG = 'a-wrong-password-7c1e';
+
+/** Why Redis refuses the service is in the log (once), and no password is. */
+describe.skipIf(!canRunPrivateRedis)('a Redis that refuses the service', () => {
+  let redis: PrivateRedis;
+  beforeAll(async () => {
+    redis = await PrivateRedis.create();
+    redis.cli('CONFIG', 'SET', 'requirepass', PASSWORD);
+  });
+  afterAll(() => redis?.kill());
+
+  it('is logged with its reason, once while it keeps failing', async () => {
+    const lines: string[] = [];
+    const log = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    );
+    const url = redis.url.replace('redis://', `redis://:${WRONG}@`);
+    const store = await RedisWindowStore.connect(url, log);
+    try {
+      await waitUntil('the failure to be logged', async () => lines.length > 0, 5_000);
+      await sleep(1_000); // reconnect attempts meanwhile
+      const failures = lines.filter((line) => /Redis connection failing/.test(line));
+      expect(failures).toHaveLength(1);
+      expect(JSON.parse(failures[0] as string)).toMatchObject({
+        redis: 'rate limits',
+        reason: expect.stringMatching(/WRONGPASS|invalid username-password|NOAUTH/i),
+      });
+      expect(lines.join('\n')).not.toContain(WRONG);
+      expect(lines.join('\n')).not.toContain(PASSWORD);
+    } finally {
+      await store.close();
+    }
+  });
+});
