@@ -27,7 +27,7 @@ import {
   requireHostHeader,
 } from './http/protocol-errors.js';
 import { responseHeaders } from './http/response-headers.js';
-import { logRequests } from './http/request-log.js';
+import { logCompleted, logRequests } from './http/request-log.js';
 import { trackRoutes } from './http/route-table.js';
 import { ErrorBody } from './http/schemas.js';
 import { openLimitStore } from './limits/open-store.js';
@@ -123,8 +123,15 @@ export async function buildApp(
     trustProxy: config.trustProxy,
     // Our own 503 body while draining (http/draining.ts).
     return503OnClosing: false,
-    // Errors Fastify raises before routing (bad URL encoding, over-long parameter) get our body too.
-    frameworkErrors: (error, request, reply) => renderError(error, request, reply),
+    // Errors Fastify raises before routing (bad URL encoding, over-long parameter) get our body
+    // too, and, since no hook runs for them, their log line and metrics here.
+    frameworkErrors: (error, request, reply) => {
+      reply.raw.once('finish', () => {
+        logCompleted(request, reply);
+        metrics.observeResponse(request, reply);
+      });
+      return renderError(error, request, reply);
+    },
     // So do requests Node cannot parse, and those without Host (protocol-errors.ts).
     clientErrorHandler: answerProtocolError,
     http: {

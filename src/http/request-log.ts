@@ -31,7 +31,10 @@ export function logRequests(app: FastifyInstance): void {
   app.addHook('onRequestAbort', async (request) => {
     request.log.info(requestSummary(request), 'request aborted by the client');
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(requestSummary(request, reply), 'request completed');
-  });
+  app.addHook('onResponse', async (request, reply) => logCompleted(request, reply));
+}
+
+/** The `request completed` line (also for requests Fastify refuses before routing). */
+export function logCompleted(request: FastifyRequest, reply: FastifyReply): void {
+  request.log.info(requestSummary(request, reply), 'request completed');
 }

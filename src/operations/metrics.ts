@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RealtimeMetrics } from './realtime-metrics.js';
 
@@ -75,15 +75,18 @@ export class Metrics {
 
   /** Counts and times every response, labelled by route pattern (never the raw URL). */
   instrument(app: FastifyInstance): void {
-    app.addHook('onResponse', async (request, reply) => {
-      const labels = {
-        method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
-        status: String(reply.statusCode),
-      };
-      this.requests.inc(labels);
-      this.latency.observe(labels, reply.elapsedTime / 1000);
-    });
+    app.addHook('onResponse', async (request, reply) => this.observeResponse(request, reply));
+  }
+
+  /** One answered request (also those Fastify refuses before routing: no hook runs for them). */
+  observeResponse(request: FastifyRequest, reply: FastifyReply): void {
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    };
+    this.requests.inc(labels);
+    this.latency.observe(labels, reply.elapsedTime / 1000);
   }
 }
 

@@ -187,6 +187,22 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
       expectError(await t.call('GET', '/api/%zz'), 400, 'bad_request');
     });
 
+    it('a request refused before routing is logged and counted like any other', async () => {
+      const counted = async () => {
+        const text = (await t.call('GET', '/metrics')).body;
+        const line = /^http_requests_total\{method="GET",route="unmatched",status="400"\} (\d+)$/m;
+        return Number(line.exec(text)?.[1] ?? 0);
+      };
+      const before = await counted();
+      const url = `/api/sessions/${Date.now()}%ZZ`;
+      expectError(await t.call('GET', url), 400, 'bad_request');
+      expect(await counted()).toBe(before + 1);
+      const logged = t.logs
+        .map((line) => JSON.parse(line) as { msg: string; status?: number; url?: string })
+        .filter((line) => line.msg === 'request completed' && line.url === url);
+      expect(logged.map((line) => line.status)).toEqual([400]);
+    });
+
     it('a path parameter longer than any id gets 404 not_found in our error shape', async () => {
       const account = await t.register();
       const response = await t.call('DELETE', `/api/sessions/${'a'.repeat(150)}`, {
