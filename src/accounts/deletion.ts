@@ -6,11 +6,12 @@ import { inTransaction } from '../db/transaction.js';
  * What a group removes or rewrites of an account's data when the account is deleted. Runs inside
  * the deletion's transaction, before the account row goes, so the account and everything of it
  * disappear together or not at all. Each group contributes one (listed in app.ts). A hook may
- * answer what to do once the deletion has committed (e.g. publish events), never before.
+ * answer what to do once the transaction has ended: told whether it committed (then e.g. publish
+ * events, never before), or not (an attempt rolled back: release what it held).
  */
-export type AccountDeletionHook = (trx: Db, userId: string) => Promise<AfterCommit | void>;
+export type AccountDeletionHook = (trx: Db, userId: string) => Promise<AfterTransaction | void>;
 
-export type AfterCommit = () => void;
+export type AfterTransaction = (committed: boolean) => void;
 
 /** Deletes the account with its sessions and codes, and runs every group's hook, in ONE transaction. */
 export async function deleteAccountRecords(
@@ -18,15 +19,23 @@ export async function deleteAccountRecords(
   userId: string,
   hooks: readonly AccountDeletionHook[],
 ): Promise<void> {
-  const afterCommit: AfterCommit[] = [];
-  await inTransaction(db, async (trx) => {
-    afterCommit.length = 0; // a second attempt starts over
-    await lockAccount(trx, userId);
-    for (const hook of hooks) {
-      const then = await hook(trx, userId);
-      if (then !== undefined) afterCommit.push(then);
-    }
-    await deleteUser(trx, userId);
-  });
-  for (const then of afterCommit) then();
+  const pending: AfterTransaction[] = [];
+  const settle = (committed: boolean) => {
+    for (const then of pending.splice(0)) then(committed);
+  };
+  try {
+    await inTransaction(db, async (trx) => {
+      settle(false); // a second attempt starts over
+      await lockAccount(trx, userId);
+      for (const hook of hooks) {
+        const then = await hook(trx, userId);
+        if (then !== undefined) pending.push(then);
+      }
+      await deleteUser(trx, userId);
+    });
+  } catch (error) {
+    settle(false);
+    throw error;
+  }
+  settle(true);
 }

@@ -5,12 +5,14 @@ import { membersOf } from './membership.js';
 import type { MessageEvent } from './realtime/frame-schemas.js';
 import { messagesSentBy, tombstoneForDeletedSender, type MessageRow } from './messages.store.js';
 import { chatMessageView } from './views.js';
+import { writeOfConversations, type CommittedEvent } from './events.js';
 
 /**
  * The Chat group's part of deleting an account: every message it sent becomes a tombstone with
  * `sender_id: null`, each raising its conversation's version by one; the conversations stay, and
  * (the account's member row and id gone with it) the peer sees `can_send: false`. Once the
- * deletion commits, each tombstone is a `message.deleted` to the peer.
+ * deletion commits, each tombstone is a `message.deleted` to the peer, in version order with the
+ * events of other writes of the same conversations (writeOfConversations).
  */
 export function tombstoneMessagesOf(deps: {
   readonly clock: () => number;
@@ -18,29 +20,49 @@ export function tombstoneMessagesOf(deps: {
 }): AccountDeletionHook {
   return async (trx, userId) => {
     const now = deps.clock();
-    const deleted: { peers: string[]; message: MessageRow }[] = [];
-    // By conversation, in id order, so two deletions touching the same conversations queue.
-    for (const [conversationId, ids] of groupByConversation(await messagesSentBy(trx, userId))) {
-      const raised = await raiseVersion(trx, conversationId, ids.length);
-      const peers = membersOf(raised).filter((id) => id !== userId);
-      let version = raised.version - ids.length;
-      for (const id of ids) {
-        version += 1;
-        deleted.push({
-          peers,
-          message: await tombstoneForDeletedSender(trx, id, { version, now }),
-        });
+    const byConversation = groupByConversation(await messagesSentBy(trx, userId));
+    // Other writes' events of these conversations wait for the tombstones', in version order.
+    const write = writeOfConversations(deps, [...byConversation.keys()]);
+    const deleted = new Map<string, { peers: string[]; message: MessageRow }[]>();
+    try {
+      // By conversation, in id order, so two deletions touching the same conversations queue.
+      for (const [conversationId, ids] of byConversation) {
+        const raised = await raiseVersion(trx, conversationId, ids.length);
+        const peers = membersOf(raised).filter((id) => id !== userId);
+        let version = raised.version - ids.length;
+        const tombstones = [];
+        for (const id of ids) {
+          version += 1;
+          tombstones.push({
+            peers,
+            message: await tombstoneForDeletedSender(trx, id, { version, now }),
+          });
+        }
+        deleted.set(conversationId, tombstones);
       }
+    } catch (error) {
+      write.end();
+      throw error;
     }
-    return () => {
-      for (const { peers, message } of deleted) {
-        deps.events.publish(peers, {
-          type: 'message.deleted',
-          conversation_id: message.conversation_id,
-          version: message.version,
-          chat_message: chatMessageView(message, null),
-        } satisfies MessageEvent);
+    return (committed) => {
+      if (!committed) return write.end();
+      const events = new Map<string, CommittedEvent[]>();
+      for (const [conversationId, tombstones] of deleted) {
+        events.set(
+          conversationId,
+          tombstones.map(({ peers, message }) => ({
+            version: message.version,
+            publish: () =>
+              deps.events.publish(peers, {
+                type: 'message.deleted',
+                conversation_id: message.conversation_id,
+                version: message.version,
+                chat_message: chatMessageView(message, null),
+              } satisfies MessageEvent),
+          })),
+        );
       }
+      write.end(events);
     };
   };
 }

@@ -47,11 +47,44 @@ const pendingWrites = new WeakMap<object, Map<string, PendingWrites>>();
 
 interface PendingWrites {
   writing: number;
-  readonly ready: { version: number; publish: () => void }[];
+  readonly ready: CommittedEvent[];
+}
+
+/** An event a write committed, with the conversation version it carries. */
+export interface CommittedEvent {
+  readonly version: number;
+  readonly publish: () => void;
 }
 
 /** Events held for one conversation at most; past it, they go out as they are (still sorted). */
 const MAX_HELD = 64;
+
+/** A write of `conversationId` begins: events of the conversation committed meanwhile wait. */
+function beginWrite(bus: object, conversationId: string): void {
+  let byConversation = pendingWrites.get(bus);
+  if (byConversation === undefined) pendingWrites.set(bus, (byConversation = new Map()));
+  let pending = byConversation.get(conversationId);
+  if (pending === undefined)
+    byConversation.set(conversationId, (pending = { writing: 0, ready: [] }));
+  pending.writing += 1;
+}
+
+/**
+ * A write of `conversationId` has ended with `committed` (none if it failed): once no write of
+ * the conversation is under way, everything held goes out in version order.
+ */
+function endWrite(bus: object, conversationId: string, committed: readonly CommittedEvent[]) {
+  const byConversation = pendingWrites.get(bus);
+  const pending = byConversation?.get(conversationId);
+  if (byConversation === undefined || pending === undefined) return;
+  pending.writing -= 1;
+  pending.ready.push(...committed);
+  if (pending.writing === 0) byConversation.delete(conversationId);
+  if (pending.writing === 0 || pending.ready.length >= MAX_HELD) {
+    const ready = pending.ready.splice(0).sort((a, b) => a.version - b.version);
+    for (const event of ready) event.publish();
+  }
+}
 
 /**
  * Runs `write`, a change that raises the conversation's version, and publishes what it committed
@@ -67,25 +100,33 @@ export async function writeInVersionOrder<T extends { readonly version: number }
   write: () => Promise<T>,
   publish: (committed: T) => void,
 ): Promise<T> {
-  let byConversation = pendingWrites.get(ctx.events);
-  if (byConversation === undefined) pendingWrites.set(ctx.events, (byConversation = new Map()));
-  let pending = byConversation.get(conversationId);
-  if (pending === undefined)
-    byConversation.set(conversationId, (pending = { writing: 0, ready: [] }));
-  pending.writing += 1;
-  let committed: T | undefined;
+  beginWrite(ctx.events, conversationId);
+  let committed: CommittedEvent[] = [];
   try {
-    committed = await write();
-    return committed;
+    const done = await write();
+    committed = [{ version: done.version, publish: () => publish(done) }];
+    return done;
   } finally {
-    pending.writing -= 1;
-    const done = committed;
-    if (done !== undefined)
-      pending.ready.push({ version: done.version, publish: () => publish(done) });
-    if (pending.writing === 0) byConversation.delete(conversationId);
-    if (pending.writing === 0 || pending.ready.length >= MAX_HELD) {
-      const ready = pending.ready.splice(0).sort((a, b) => a.version - b.version);
-      for (const event of ready) event.publish();
-    }
+    endWrite(ctx.events, conversationId, committed);
   }
+}
+
+/**
+ * The same for one write of several conversations (an account deletion's tombstones): begun for
+ * each before the write changes any, ended once, with the events it committed by conversation
+ * (none if it rolled back).
+ */
+export function writeOfConversations(
+  ctx: Pick<ServiceContext, 'events'>,
+  conversationIds: readonly string[],
+) {
+  for (const id of conversationIds) beginWrite(ctx.events, id);
+  let ended = false;
+  return {
+    end(committed: ReadonlyMap<string, readonly CommittedEvent[]> = new Map()): void {
+      if (ended) return;
+      ended = true;
+      for (const id of conversationIds) endWrite(ctx.events, id, committed.get(id) ?? []);
+    },
+  };
 }
