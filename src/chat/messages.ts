@@ -2,7 +2,8 @@ import type { ServiceContext } from '../context.js';
 import { ApiError, Errors } from '../errors.js';
 import { raiseVersion } from './conversations.store.js';
 import { publishMessageEvent, writeInVersionOrder } from './events.js';
-import type { Membership, MessageAccess } from './membership.js';
+import { peerOf, type Membership, type MessageAccess } from './membership.js';
+import { blockRelation } from '../blocks/service.js';
 import { parseMessageText } from './message-text.js';
 import {
   findMessage,
@@ -111,6 +112,11 @@ export async function editMessage(
     () =>
       inTransaction(ctx.db, async (trx) => {
         const { version } = await raiseVersion(trx, conversation.id);
+        // Again, holding the conversation's row (SQLite: the one write lock): a block committed
+        // since the check above wins, and throwing rolls the version back.
+        const peer = peerOf(conversation);
+        const blockedNow = peer && blockRefusal(await blockRelation(trx, userId, peer));
+        if (blockedNow) throw blockedNow;
         const row = await updateMessageText(trx, message.id, { text, version, now: ctx.clock() });
         // Deleted meanwhile: throwing rolls the version back.
         if (row === undefined) throw Errors.messageDeleted();

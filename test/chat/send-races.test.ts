@@ -119,6 +119,19 @@ describe.each(backends)('a send racing what forbids it ($name)', (backend) => {
     expect(stored).toEqual([]);
   });
 
+  it('an edit: a block committed after its checks refuses it, the text stays', async () => {
+    const { fan, influencer, id } = await twoMembers(t);
+    const sent = await fan.sent(id, 'as first written');
+    const gate = hold('checks');
+    const editing = fan.edit(sent.id, 'edited after the block');
+    await gate.inside;
+    expect((await influencer.call('PUT', `/api/blocks/${fan.userId}`)).statusCode).toBe(200);
+    gate.release();
+    expect(errorOf(await editing)).toEqual([403, 'cannot_message']);
+    const page = (await fan.get(`/api/chat/conversations/${id}/messages`)).json();
+    expect(page.messages.map((m: { text: string }) => m.text)).toEqual(['as first written']);
+  });
+
   it('a replay still answers as the replay it is (replays come before blocks)', async () => {
     const { fan, influencer, id } = await twoMembers(t);
     const key = newKey();
