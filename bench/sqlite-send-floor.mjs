@@ -116,7 +116,9 @@ function runSends(path, pragmas, conversations) {
     'select c.id, c.last_seq, c.version, m.last_read_seq from conversations c join conversation_members m on m.conversation_id = c.id and m.user_id = +? where c.id = +?',
   );
   const number = db.prepare(
-    'update conversations set last_seq = last_seq + 1, version = version + 1, last_message_at = +?, activity_at = +?, accepted_at = case when accepted_at is null and influencer_id = +? then cast(+? as bigint) else accepted_at end where id = +? returning last_seq, version',
+    // As src/chat/send.store.ts numberSend: the time never before the latest activity, and only
+    // while both members exist with no block between them.
+    'update conversations set last_seq = last_seq + 1, version = version + 1, last_message_at = case when activity_at > cast(+? as bigint) then activity_at else cast(+? as bigint) end, activity_at = case when activity_at > cast(+? as bigint) then activity_at else cast(+? as bigint) end, accepted_at = case when accepted_at is null and influencer_id = +? then cast(+? as bigint) else accepted_at end where id = +? and influencer_id is not null and starter_id is not null and not exists (select 1 from blocks where blocker_id = conversations.influencer_id and blocked_id = conversations.starter_id) and not exists (select 1 from blocks where blocker_id = conversations.starter_id and blocked_id = conversations.influencer_id) returning last_seq, version, last_message_at',
   );
   const insert = db.prepare(
     'insert into chat_messages (id, conversation_id, seq, version, sender_id, client_message_id, text_digest, text, created_at, edited_at, deleted_at) values (+?, +?, +?, +?, +?, +?, +?, +?, +?, null, null)',
@@ -125,7 +127,7 @@ function runSends(path, pragmas, conversations) {
     'update conversation_members set last_read_seq = +? where conversation_id = +? and user_id = +? and last_read_seq < +?',
   );
   const send = db.transaction((conversation, sender, text, now) => {
-    const numbers = number.get(now, now, sender, now, conversation);
+    const numbers = number.get(now, now, now, now, sender, now, conversation);
     const digest = 'd'.repeat(43);
     insert.run(
       randomUUID(),
@@ -136,7 +138,7 @@ function runSends(path, pragmas, conversations) {
       randomUUID(),
       digest,
       text,
-      now,
+      numbers.last_message_at,
     );
     read.run(numbers.last_seq, conversation, sender, numbers.last_seq);
   });
