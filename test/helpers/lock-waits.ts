@@ -23,8 +23,8 @@ export class LockHolder {
     await this.client.query('commit');
   }
 
-  /** Resolves once `count` statements containing `fragment` wait for a lock; fails after 5 s. */
-  async untilWaiting(fragment: string, count = 1): Promise<void> {
+  /** Resolves once a statement containing `fragment` waits for a lock; fails after 5 s. */
+  async untilWaiting(fragment: string): Promise<void> {
     for (let tries = 0; tries < 200; tries += 1) {
       // Inside a transaction PostgreSQL answers from one snapshot of the activity: a fresh one.
       await this.client.query('select pg_stat_clear_snapshot()');
@@ -34,7 +34,7 @@ export class LockHolder {
             and pid <> pg_backend_pid() and query ilike $1`,
         [`%${fragment}%`],
       );
-      if (rows.length >= count) return;
+      if (rows.length > 0) return;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     const { rows } = await this.client.query(
