@@ -1,11 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { BATCH_SIZE, MailDelivery } from '../../src/mail/delivery.js';
-import { OutageLog } from '../../src/outage-log.js';
+import { BATCH_SIZE } from '../../src/mail/delivery.js';
 import { createSecretBox } from '../../src/security/secret-box.js';
 import { backends } from '../helpers/backends.js';
-import { queueMail } from '../helpers/outbox.js';
+import { queueMail, standaloneWorker } from '../helpers/outbox.js';
 import { TestApp } from '../helpers/test-app.js';
 
 const DAY = 24 * 60 * 60_000;
@@ -24,7 +22,6 @@ describe.each(backends)('a mail backlog ($name)', (backend) => {
     // A day ahead of the app's clock: the app's own worker never finds these rows due.
     const now = t.clock.now() + DAY;
     const box = createSecretBox(randomBytes(32));
-    const log = pino({ level: 'silent' });
     const count = 3 * BATCH_SIZE + 5;
     const recipients = new Set<string>();
     for (let i = 0; i < count; i++) {
@@ -39,11 +36,10 @@ describe.each(backends)('a mail backlog ($name)', (backend) => {
       });
     }
     const sent: string[] = [];
-    const worker = new MailDelivery({
+    const worker = standaloneWorker({
       db: t.db,
       box,
       transport: { send: async (message) => void sent.push(message.to), close: () => undefined },
-      log,
       clock: () => now,
       // Far longer than the test waits: only the batches' own chaining can send them all.
       timing: {
@@ -52,13 +48,6 @@ describe.each(backends)('a mail backlog ($name)', (backend) => {
         maxBackoffMs: 1_000,
         claimMs: 60_000,
       },
-      planCodeMail: async () => undefined,
-      databaseOutage: new OutageLog({
-        dependency: 'database',
-        meanwhile: '',
-        counted: String,
-        log,
-      }),
     });
     worker.start();
     try {

@@ -1,12 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { MailDelivery } from '../../src/mail/delivery.js';
 import type { MailTransport } from '../../src/mail/transports.js';
-import { OutageLog } from '../../src/outage-log.js';
 import { createSecretBox } from '../../src/security/secret-box.js';
 import { backends } from '../helpers/backends.js';
-import { queueMail } from '../helpers/outbox.js';
+import { queueMail, standaloneWorker } from '../helpers/outbox.js';
 import { TestApp } from '../helpers/test-app.js';
 
 const DAY = 24 * 60 * 60_000;
@@ -28,24 +25,15 @@ describe.each(backends)('a mail claim held through a slow send ($name)', (backen
   let now = 0;
   const clock = () => now;
   const box = createSecretBox(randomBytes(32));
-  const log = pino({ level: 'silent' });
 
   function worker(transport: MailTransport) {
-    return new MailDelivery({
-      db: t.db,
-      box,
-      transport,
-      log,
-      clock,
-      timing: { pollIntervalMs: 20, baseBackoffMs: 1_000, maxBackoffMs: 1_000, claimMs: CLAIM_MS },
-      planCodeMail: async () => undefined,
-      databaseOutage: new OutageLog({
-        dependency: 'database',
-        meanwhile: '',
-        counted: String,
-        log,
-      }),
-    });
+    const timing = {
+      pollIntervalMs: 20,
+      baseBackoffMs: 1_000,
+      maxBackoffMs: 1_000,
+      claimMs: CLAIM_MS,
+    };
+    return standaloneWorker({ db: t.db, box, transport, clock, timing });
   }
 
   it('is renewed while the send lasts, so no other instance sends the message', async () => {
