@@ -8,6 +8,7 @@ import * as influencer from './migrations/004_influencer.js';
 import * as chat from './migrations/005_chat.js';
 import * as conversationActivity from './migrations/006_conversation_activity.js';
 import * as symbolFacets from './migrations/007_symbol_facets.js';
+import * as normalizedEmailLength from './migrations/008_normalized_email_length.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '005_chat': chat,
   '006_conversation_activity': conversationActivity,
   '007_symbol_facets': symbolFacets,
+  '008_normalized_email_length': normalizedEmailLength,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -242,6 +242,23 @@ describe.each(backends)('POST /api/register ($name)', (backend) => {
     expect(response.statusCode).toBe(201);
   });
 
+  it('accepts an address of 254 characters whose lower-cased form is longer (İ), and signs it in', async () => {
+    const email = `${'İ'.repeat(20)}${emailOfLength(234)}`;
+    expect(email).toHaveLength(254);
+    expect(email.toLowerCase()).toHaveLength(274);
+    const response = await register({ email, password: STRONG_PASSWORD });
+    expect(response.statusCode, response.body).toBe(201);
+    expect(response.json().user.email).toBe(email);
+    const login = await t.post(
+      '/api/login',
+      { email, password: STRONG_PASSWORD },
+      { ip: randomIp() },
+    );
+    expect(login.statusCode, login.body).toBe(200);
+    const again = await register({ email: email.toUpperCase(), password: STRONG_PASSWORD });
+    expect(again.statusCode, again.body).toBe(409);
+  });
+
   it('"trimmed; at most 254 characters": any amount of white space around the address is trimmed first', async () => {
     const email = emailOfLength(254);
     const response = await register({
