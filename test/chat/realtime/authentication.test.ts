@@ -51,6 +51,15 @@ describe.each(backends)('chat socket: authentication ($name)', (backend) => {
     expect((await client.waitClosed()).code).toBe(4401);
   });
 
+  it('closes with 4401 for an empty token in the auth frame, at once (not 4408 after 5 s)', async () => {
+    const client = await rt.open();
+    client.send({ type: 'auth', access_token: '' });
+    expect((await client.waitClosed()).code).toBe(4401);
+    const ready = await rt.connect(alice);
+    ready.send({ type: 'auth', access_token: '' });
+    expect((await ready.waitClosed()).code).toBe(4401);
+  });
+
   it('closes with 4401 for the token of a session that has ended', async () => {
     const carol = await rt.t.register();
     await rt.t.post('/api/logout', {}, { token: carol.accessToken });
