@@ -46,3 +46,52 @@ export function reportConnectionErrors(
     );
   });
 }
+
+/** How often an idle connection is asked to answer, and how long it has to answer. */
+export interface SilenceCheck {
+  readonly everyMs: number;
+  readonly withinMs: number;
+}
+
+export const SILENCE_CHECK: SilenceCheck = { everyMs: 15_000, withinMs: 5_000 };
+
+/**
+ * Reconnects a connection that stops answering while it looks open. A connection cut without a
+ * FIN or RST (a NAT or firewall dropping an idle flow, Redis moving to another machine on
+ * failover) stays "ready" for hours, until the kernel's keep-alive gives up: a subscriber then
+ * hears nothing and never says so, and every command of another one times out one by one. A PING
+ * every `everyMs` that has no answer within `withinMs` drops the connection, and ioredis opens a
+ * new one (a subscriber's owner learns of the gap from its `close` and `ready`).
+ */
+export function reconnectWhenSilent(
+  connection: Redis,
+  log: FastifyBaseLogger,
+  purpose: string,
+  check: SilenceCheck = SILENCE_CHECK,
+): void {
+  let checking = false;
+  const timer = setInterval(() => {
+    if (checking || connection.status !== 'ready') return;
+    checking = true;
+    const silence = sleep(check.withinMs, 'silent' as const, { ref: false });
+    // An error reply is an answer; a command timeout (publishers have one) is silence.
+    const answer = connection.ping().then(
+      () => 'answered' as const,
+      (error: unknown) =>
+        error instanceof Error && error.message === 'Command timed out'
+          ? ('silent' as const)
+          : ('answered' as const),
+    );
+    void Promise.race([answer, silence]).then((outcome) => {
+      checking = false;
+      if (outcome === 'answered' || connection.status !== 'ready') return;
+      log.warn(
+        { redis: purpose, after_ms: check.withinMs },
+        'Redis connection silent; reconnecting',
+      );
+      connection.disconnect(true);
+    });
+  }, check.everyMs);
+  timer.unref();
+  connection.once('end', () => clearInterval(timer));
+}

@@ -1,6 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
-import { reportConnectionErrors, whenReady } from '../redis.js';
+import {
+  reconnectWhenSilent,
+  reportConnectionErrors,
+  SILENCE_CHECK,
+  whenReady,
+  type SilenceCheck,
+} from '../redis.js';
 import { Subscribers, type BusEvent, type DeliveryListener, type EventBus } from './bus.js';
 
 const CHANNEL_PREFIX = 'events:user:';
@@ -84,7 +90,12 @@ export class RedisEventBus implements EventBus {
   }
 
   /** Waits (up to 2 s) for both connections, so the first publish reaches every instance. */
-  static async connect(url: string, log: FastifyBaseLogger, clock: () => number = Date.now) {
+  static async connect(
+    url: string,
+    log: FastifyBaseLogger,
+    clock: () => number = Date.now,
+    silenceCheck: SilenceCheck = SILENCE_CHECK,
+  ) {
     const publisher = new Redis(url, {
       enableOfflineQueue: false, // fail at once while disconnected: deliver locally instead
       maxRetriesPerRequest: 1,
@@ -95,6 +106,8 @@ export class RedisEventBus implements EventBus {
     // resync log say what it meant for the events.
     reportConnectionErrors(publisher, log, 'chat events (publish)');
     reportConnectionErrors(subscriber, log, 'chat events (subscribe)');
+    reconnectWhenSilent(publisher, log, 'chat events (publish)', silenceCheck);
+    reconnectWhenSilent(subscriber, log, 'chat events (subscribe)', silenceCheck);
     await whenReady([publisher, subscriber]);
     // Re-sent by ioredis after every reconnection; not waited for longer than a user's channel
     // (while Redis is away it stays queued, and the service starts degraded).

@@ -11,7 +11,14 @@ import {
   type Rule,
   type SlidingWindowStore,
 } from './sliding-window.js';
-import { REDIS_CONNECT_WAIT_MS, reportConnectionErrors, whenReady } from '../redis.js';
+import {
+  reconnectWhenSilent,
+  REDIS_CONNECT_WAIT_MS,
+  reportConnectionErrors,
+  SILENCE_CHECK,
+  whenReady,
+  type SilenceCheck,
+} from '../redis.js';
 
 /**
  * Each key is a sorted set of events scored by time. CONSUME runs atomically in Redis, so two
@@ -80,7 +87,11 @@ export class RedisWindowStore implements SlidingWindowStore {
    * Connects, waiting up to 2 s for Redis to be ready so the first calls need no fallback. A Redis
    * that is not there does not stop the service: the first call fails over to memory.
    */
-  static async connect(url: string, log: FastifyBaseLogger): Promise<RedisWindowStore> {
+  static async connect(
+    url: string,
+    log: FastifyBaseLogger,
+    silenceCheck: SilenceCheck = SILENCE_CHECK,
+  ): Promise<RedisWindowStore> {
     const redis = new Redis(url, {
       // Fail a command at once while disconnected: the caller falls back to memory.
       enableOfflineQueue: false,
@@ -91,6 +102,7 @@ export class RedisWindowStore implements SlidingWindowStore {
     });
     // The fallback store logs the outage once; this says why.
     reportConnectionErrors(redis, log, 'rate limits');
+    reconnectWhenSilent(redis, log, 'rate limits', silenceCheck);
     await whenReady([redis]);
     return new RedisWindowStore(redis);
   }

@@ -8,6 +8,7 @@ import { MemoryEventBus } from '../../src/events/memory-bus.js';
 import { RedisEventBus } from '../../src/events/redis-bus.js';
 import { canRunPrivateRedis, PrivateRedis } from '../scale/private-servers.js';
 import { waitUntil } from '../scale/service-process.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 const log = pino({ level: 'silent' });
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -171,6 +172,42 @@ describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one i
       );
     } finally {
       await Promise.all([a.close(), b.close()]);
+      await redis.kill();
+    }
+  });
+
+  it('reconnects a subscription whose flow was cut without a word, and asks its sockets to resync', async () => {
+    const redis = await PrivateRedis.create();
+    const proxy = await TcpProxy.start(redis.port);
+    const quickCheck = { everyMs: 100, withinMs: 300 };
+    const a = await RedisEventBus.connect(
+      `redis://127.0.0.1:${proxy.port}`,
+      log,
+      Date.now,
+      quickCheck,
+    );
+    const b = await RedisEventBus.connect(redis.url, log);
+    try {
+      const alice = user();
+      const got: Delivery[] = [];
+      let resyncs = 0;
+      a.onResync(() => (resyncs += 1));
+      await a.subscribe(alice, (d) => got.push(d));
+      b.publish([alice], { type: 'message.created', version: 1 });
+      await waitUntil('the first event on A', async () => got.length === 1, 5_000);
+      // A's connections still look open to A, but carry nothing any more.
+      proxy.silenceOpenFlows();
+      b.publish([alice], { type: 'message.created', version: 2 });
+      await waitUntil('A told to resync', async () => resyncs > 0, 5_000);
+      b.publish([alice], { type: 'message.created', version: 3 });
+      await waitUntil(
+        'an event on A again',
+        async () => got.some((d) => d.event.version === 3),
+        5_000,
+      );
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await proxy.close();
       await redis.kill();
     }
   });
