@@ -24,6 +24,7 @@ const RESYNC_RETRY_MS = 250;
 const RESYNC_GATHER_MS = 500;
 const RESYNC_MIN_INTERVAL_MS = 5_000;
 const SUBSCRIBE_WAIT_MS = 1_000;
+const LATE = Symbol('late');
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 const channelOf = (userId: string) => `${CHANNEL_PREFIX}${userId}`;
 
@@ -213,8 +214,14 @@ export class RedisEventBus implements EventBus {
       this.pendingSubscriptions.set(userId, subscribed);
       void subscribed.then(() => this.pendingSubscriptions.delete(userId));
     }
-    // Queued while Redis is away: do not hold the caller longer than this.
-    await Promise.race([this.pendingSubscriptions.get(userId), sleep(SUBSCRIBE_WAIT_MS)]);
+    // Queued while Redis is away, or slow: the caller is not held longer than this, and its
+    // sockets, ready meanwhile, may miss what is published before the subscription takes hold.
+    const pending = this.pendingSubscriptions.get(userId);
+    const late = await Promise.race([pending, sleep(SUBSCRIBE_WAIT_MS).then(() => LATE)]);
+    if (late === LATE)
+      void pending?.then(() =>
+        this.resync('a subscription took hold late: asking clients to resync'),
+      );
     return () => {
       if (this.subscribers.remove(userId, listener)) {
         this.subscriber.unsubscribe(channelOf(userId)).catch(() => undefined);

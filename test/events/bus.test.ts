@@ -212,6 +212,25 @@ describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one i
     }
   });
 
+  it('asks its sockets to resync when a subscription takes hold after the caller stopped waiting', async () => {
+    const redis = await PrivateRedis.create();
+    const bus = await RedisEventBus.connect(redis.url, log);
+    try {
+      let resyncs = 0;
+      bus.onResync(() => (resyncs += 1));
+      redis.freeze(); // slow, not gone: the connection stays up
+      const started = performance.now();
+      await bus.subscribe(user(), () => undefined);
+      expect(performance.now() - started).toBeLessThan(1_500);
+      redis.thaw();
+      await waitUntil('a resync', async () => resyncs > 0, 5_000);
+    } finally {
+      redis.thaw();
+      await bus.close();
+      await redis.kill();
+    }
+  });
+
   it('tells its sockets once for reasons that come together, and at most once per 5 s', async () => {
     const redis = await PrivateRedis.create();
     const bus = await RedisEventBus.connect(redis.url, log);
