@@ -57,7 +57,7 @@ export class SocketRegistry {
       user = { sockets, order, subscription };
       this.byUser.set(userId, user);
     }
-    if (user.sockets.size >= MAX_SOCKETS_PER_USER) return false;
+    if (openCount(user.sockets) >= MAX_SOCKETS_PER_USER) return false;
     user.sockets.add(socket);
     await user.subscription;
     return true;
@@ -78,4 +78,14 @@ export class SocketRegistry {
   socketsOf(userId: string): ReadonlySet<ChatSocket> {
     return this.byUser.get(userId)?.sockets ?? new Set();
   }
+}
+
+/**
+ * The sockets that count against the cap: one the server has closed stays listed until the client
+ * answers its close frame (ws waits up to 30 s), and must not keep its user's new one out.
+ */
+function openCount(sockets: ReadonlySet<ChatSocket>): number {
+  let open = 0;
+  for (const socket of sockets) if (socket.isOpen) open += 1;
+  return open;
 }

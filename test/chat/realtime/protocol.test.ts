@@ -85,6 +85,33 @@ describe.each(backends)('chat socket: frames, limits and heartbeat ($name)', (ba
     for (const client of [again, ...five.slice(1)]) client.close();
   });
 
+  it('does not count a socket the server closed against the cap while its client has not answered', async () => {
+    const bob = await rt.t.register();
+    const other = await rt.t.login(bob.email, bob.password);
+    const four = await Promise.all(Array.from({ length: 4 }, () => rt.connect(bob)));
+    const deaf = await rt.connect(other);
+    // Its client reads nothing more: the server's close frame stays unanswered.
+    (deaf.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const id = await rt.sessionIdOf(other);
+    const revoked = await rt.t.call('DELETE', `/api/sessions/${id}`, { token: bob.accessToken });
+    expect(revoked.statusCode).toBe(200);
+    let fifth: SocketClient | undefined;
+    for (let attempt = 0; fifth === undefined && attempt < 30; attempt++) {
+      const client = await rt.open({ token: bob.accessToken });
+      const outcome = await Promise.race([
+        client.waitFor('ready').then(
+          () => 'ready',
+          () => 'closed',
+        ),
+        client.closed.then(() => 'closed'),
+      ]);
+      if (outcome === 'ready') fifth = client;
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(fifth, 'a fifth open socket within 3 s').toBeDefined();
+    for (const client of [...four, fifth, deaf]) client?.ws.terminate();
+  });
+
   it('pings every interval and drops a client that leaves two pings unanswered', async () => {
     const answering = await rt.connect(alice);
     const silent = await SocketClient.connect(rt.url, {
