@@ -31,7 +31,7 @@ const REPLIES: Record<string, string> = { auth: 'ready', ping: 'pong' };
 
 const DESCRIPTION = `The chat socket: JSON text frames, one object per frame, told apart by \`type\`. This document describes the service: its \`receive\` operations are the frames a client sends, its \`send\` operations the frames it writes to a client.
 
-Authenticate with \`Authorization: Bearer <access token>\` on the upgrade or, from a browser (which cannot set that header), with an \`auth\` frame first, within ${AUTH_WINDOW_MS / 1000} s; never with a token in the URL. The server answers \`ready\`; until then nothing but \`auth\` is read and no event is sent. Renew before the token's \`exp\` with another \`auth\` frame. Refusals are close codes (the upgrade itself always succeeds): see the channel.
+Authenticate with \`Authorization: Bearer <access token>\` on the upgrade or, from a browser (which cannot set that header), with an \`auth\` frame first, within ${AUTH_WINDOW_MS / 1000} s; never with a token in the URL. The server answers \`ready\`; until then only \`auth\` and \`ping\` are read (a \`pong\` says only that the socket is open) and no event is sent. Renew before the token's \`exp\` with another \`auth\` frame. Refusals are close codes (the upgrade itself always succeeds): see the channel.
 
 HTTP is the source of truth. Keep a \`version\` per conversation: drop an event whose \`version\` is not above yours, apply one exactly one above, and page \`GET /api/chat/conversations/{id}/changes?since_version=<yours>\` on a gap. After every \`ready\` and \`resync_required\`, refetch the conversation list and \`GET /api/chat/unread\`.`;
 
