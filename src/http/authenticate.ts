@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../accounts/caller.js';
-import { Errors } from '../errors.js';
+import { ApiError, Errors } from '../errors.js';
 import { clientIp } from './client-ip.js';
 
 /**
@@ -57,9 +57,23 @@ export function authenticate({ verify, takeAnonymousRequest }: Options) {
       return;
     }
     const token = bearerToken(header);
-    if (token === undefined) throw Errors.unauthorized();
-    request.caller = await verify(token);
+    if (token === undefined) return refuse(request);
+    try {
+      request.caller = await verify(token);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return refuse(request, error);
+      throw error;
+    }
   };
+
+  /**
+   * A request without a valid token is an unauthenticated one, and counts as such (API.md): a flood
+   * of forged tokens, each a signature check, meets the same 429 as a flood of anonymous calls.
+   */
+  async function refuse(request: FastifyRequest, error = Errors.unauthorized()): Promise<never> {
+    await takeAnonymousRequest(clientIp(request));
+    throw error;
+  }
 }
 
 /** The caller of a `bearer` route (the hook has already answered 401 without one). */

@@ -93,6 +93,24 @@ describe('the authentication hook', () => {
     await app.close();
   });
 
+  it('counts a request without a valid token against the anonymous budget, and none with one', async () => {
+    const anonymous: string[] = [];
+    const app = await appWith((a) => {
+      a.get('/api/guarded', async () => ({}));
+      a.get('/api/maybe', { config: { access: 'optional' } }, async () => ({}));
+    }, anonymous);
+    const call = (url: string, token?: string) =>
+      app.inject({ url, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+    expect((await call('/api/guarded')).statusCode).toBe(401);
+    expect((await call('/api/guarded', 'forged')).statusCode).toBe(401);
+    expect((await call('/api/maybe', 'forged')).statusCode).toBe(401);
+    expect(anonymous).toHaveLength(3);
+    expect((await call('/api/guarded', 'good')).statusCode).toBe(200);
+    expect((await call('/api/maybe', 'good')).statusCode).toBe(200);
+    expect(anonymous).toHaveLength(3);
+    await app.close();
+  });
+
   it('looks at nothing on a socket route: no token check, no anonymous budget', async () => {
     const anonymous: string[] = [];
     const app = await appWith((a) => {

@@ -295,6 +295,24 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
       expect((await cheap(randomIp())).statusCode).toBe(400);
     });
 
+    it('counts requests to any group without a valid token: none, or a forged one, answers 429 once spent', async () => {
+      const ip = randomIp();
+      const account = await t.register();
+      const forged = `${account.accessToken.slice(0, -4)}AAAA`;
+      for (let i = 0; i < 300; i++) {
+        const token = i % 2 === 0 ? forged : undefined;
+        const url = i % 3 === 0 ? '/api/profile' : '/api/chat/unread';
+        const response = await t.call('GET', url, { ip, token });
+        expect(response.statusCode, `request ${i + 1}`).toBe(401);
+      }
+      expectError(await t.call('GET', '/api/profile', { ip, token: forged }), 429, 'rate_limited');
+      expectError(await t.call('GET', '/api/profile', { ip }), 429, 'rate_limited');
+      expectError(await cheap(ip), 429, 'rate_limited');
+      // A valid token is not held to it.
+      const own = await t.call('GET', '/api/profile', { ip, token: account.accessToken });
+      expect(own.statusCode).toBe(200);
+    });
+
     it('counts over a sliding 60 s window, not clock-aligned minutes', async () => {
       const ip = randomIp();
       // Start 40 s before a minute boundary M of the service's clock.
