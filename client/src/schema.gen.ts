@@ -1713,7 +1713,7 @@ export interface operations {
         'application/json': {
           /** @description 3–30 of a–z, 0–9 and _, after lower-casing (stored lower-cased). `me`, `following` and `categories` are reserved (409 handle_taken). */
           handle: string;
-          /** @description 1–50 characters after trimming and NFC; no control characters. */
+          /** @description 1–50 characters after trimming and NFC; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069); at least one visible character. */
           display_name: string;
           categories: (
             | 'art'
@@ -1737,7 +1737,7 @@ export interface operations {
           /** @description An https URL of at most 2048 characters, without user name or password. */
           avatar_url?: string | null;
           links?: {
-            /** @description 1–30 characters after trimming and NFC. */
+            /** @description 1–30 characters after trimming and NFC, as a display name. */
             label: string;
             /** @description An https URL of at most 2048 characters, without user name or password. */
             url: string;
@@ -1907,7 +1907,7 @@ export interface operations {
         'application/json': {
           /** @description 3–30 of a–z, 0–9 and _, after lower-casing (stored lower-cased). `me`, `following` and `categories` are reserved (409 handle_taken). */
           handle?: string;
-          /** @description 1–50 characters after trimming and NFC; no control characters. */
+          /** @description 1–50 characters after trimming and NFC; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069); at least one visible character. */
           display_name?: string;
           categories?: (
             | 'art'
@@ -1931,7 +1931,7 @@ export interface operations {
           /** @description An https URL of at most 2048 characters, without user name or password. */
           avatar_url?: string | null;
           links?: {
-            /** @description 1–30 characters after trimming and NFC. */
+            /** @description 1–30 characters after trimming and NFC, as a display name. */
             label: string;
             /** @description An https URL of at most 2048 characters, without user name or password. */
             url: string;

@@ -34,7 +34,7 @@ export const Handle = Type.String({
 // No outer bound but the body's size: the exact rules apply after trimming and NFC (values.ts),
 // so any amount of surrounding white space is allowed.
 export const DisplayName = Type.String({
-  description: `1–${DISPLAY_NAME_MAX} characters after trimming and NFC; no control characters.`,
+  description: `1–${DISPLAY_NAME_MAX} characters after trimming and NFC; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069); at least one visible character.`,
 });
 export const Bio = Type.String({
   maxLength: BIO_MAX,
@@ -42,7 +42,7 @@ export const Bio = Type.String({
 });
 const Link = Type.Object({
   label: Type.String({
-    description: `1–${LABEL_MAX} characters after trimming and NFC.`,
+    description: `1–${LABEL_MAX} characters after trimming and NFC, as a display name.`,
   }),
   url: HttpsUrl,
 });

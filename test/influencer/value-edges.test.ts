@@ -52,6 +52,23 @@ describe.each(backends)('influencer values at their edges ($name)', (backend) =>
     expect([influencer.display_name, influencer.links[0].label]).toEqual(['Bob', 'Shop']);
   });
 
+  it('a display name or label must show something, and not reorder itself (bidi overrides)', async () => {
+    for (const invisible of ['\u200b', '\u200b\u200d\u2060', '\u0301']) {
+      expectInvalid(await create({ display_name: invisible }), 'display_name');
+      const link = { label: invisible, url: 'https://example.test/' };
+      expectInvalid(await create({ links: [link] }), 'links');
+    }
+    for (const reordering of ['evil\u202egpj.exe', 'a\u202ab', 'x\u2067y\u2069']) {
+      expectInvalid(await create({ display_name: reordering }), 'display_name');
+    }
+    // Joiners inside emoji, marks of direction, and scripts that use them are names like others.
+    for (const name of ['👩‍💻 Dev', 'שלום\u200f Dana', 'می\u200cخواهم', '🔥']) {
+      const created = await create({ display_name: name });
+      expect(created.statusCode, `${JSON.stringify(name)}: ${created.body}`).toBe(201);
+      expect(created.json().influencer.display_name).toBe(name.normalize('NFC'));
+    }
+  });
+
   it('a ref longer than any id or handle is 404 not_found, not a validation error', async () => {
     for (const length of [65, 100]) {
       expectError(await t.call('GET', `/api/influencers/${'a'.repeat(length)}`), 404, 'not_found');
