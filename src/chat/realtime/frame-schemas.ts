@@ -29,7 +29,7 @@ const TypingFrame = Type.Object(
   },
   {
     description:
-      'The user types in a conversation: relayed to the peer, dropped silently beyond one per 3 s per user and conversation, for a non-member, and under a block.',
+      'The user types in a conversation: relayed to the peer, dropped silently beyond one per 3 s per user and conversation, for a non-member, and wherever a send would be refused (a deleted peer, a block, DM policy).',
   },
 );
 const PingFrame = Type.Object(

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../helpers/backends.js';
 import { STRONG_PASSWORD } from '../../helpers/test-app.js';
-import { newKey, openConversation, twoMembers } from '../fixture.js';
+import { creator } from '../../influencer/support.js';
+import { ChatClient, newKey, openConversation, start, twoMembers } from '../fixture.js';
 import { RealtimeApp } from './fixture.js';
 import type { SocketClient } from './socket-client.js';
 
@@ -237,6 +238,36 @@ describe.each(backends)('chat socket: typing ($name)', (backend) => {
     await settled(peerSockets.map((s) => [s, influencer.userId]));
     for (const client of peerSockets) expect(typingOf(client)).toEqual([]);
     expect(await rt.metric('chat_typing_frames_total', '{outcome="refused"}')).toBeGreaterThan(2);
+  });
+
+  it('is dropped where DM policy keeps the fan from sending, until the influencer answers', async () => {
+    const made = await creator(rt.t, { dm_policy: 'everyone' });
+    const influencer = new ChatClient(rt.t, made.account);
+    const fan = new ChatClient(rt.t, await rt.t.register());
+    const id = (await start(fan, influencer.userId)).json().conversation.id as string;
+    await fan.sent(id, 'hello');
+    await influencer.call('PATCH', '/api/influencers/me', { dm_policy: 'nobody' });
+    const [fanSocket, peerSocket] = [await rt.connect(fan.account), await rt.connect(made.account)];
+    const everyone: Array<[SocketClient, string]> = [
+      [fanSocket, fan.userId],
+      [peerSocket, influencer.userId],
+    ];
+    sendTyping(fanSocket, id);
+    await settled(everyone);
+    expect(typingOf(peerSocket)).toEqual([]);
+
+    // The influencer's own typing is never bound by its policy; its first message accepts.
+    sendTyping(peerSocket, id);
+    await influencer.sent(id, 'hi');
+    rt.t.clock.advance(3_000);
+    sendTyping(fanSocket, id);
+    await settled(everyone);
+    expect(typingOf(fanSocket)).toEqual([
+      { type: 'typing', conversation_id: id, user_id: influencer.userId },
+    ]);
+    expect(typingOf(peerSocket)).toEqual([
+      { type: 'typing', conversation_id: id, user_id: fan.userId },
+    ]);
   });
 
   it('is dropped under a block, both ways, and flows again once it is lifted', async () => {
