@@ -13,7 +13,7 @@ import {
   type UserRow,
 } from '../accounts/users.store.js';
 import { inTransaction } from '../db/transaction.js';
-import { requireWellFormed } from '../http/field-values.js';
+import { requireReadableName, requireWellFormed } from '../http/field-values.js';
 
 export interface Registration {
   readonly email: string;
@@ -28,7 +28,10 @@ export async function register(
   client: ClientInfo,
 ): Promise<{ user: PublicUser } & TokenResponse> {
   const email = parseEmailAddress(input.email);
-  if (input.name !== undefined) requireWellFormed(input.name, 'name');
+  if (input.name !== undefined) {
+    requireWellFormed(input.name, 'name');
+    requireReadableName(input.name, 'name');
+  }
   const problems = ctx.policy.problems(input.password, email, 'password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
   if (await findUserByEmail(ctx.db, email)) throw Errors.emailTaken();

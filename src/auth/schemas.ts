@@ -26,7 +26,8 @@ export const Name = Type.String({
   minLength: 1,
   maxLength: 100,
   pattern: '^[^\\p{Cc}]*$',
-  description: '1–100 characters, no control characters.',
+  description:
+    '1–100 characters with at least one visible one; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069).',
 });
 
 export const User = Type.Object(

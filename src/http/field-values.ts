@@ -16,3 +16,23 @@ export function refuseField(field: string, message: string): never {
 export function requireWellFormed(raw: string, field: string): void {
   if (!raw.isWellFormed()) refuseField(field, 'must be valid Unicode text');
 }
+
+/**
+ * Explicit bidirectional embeddings, overrides and isolates reorder the text after them, so that a
+ * name reads as another ("Trojan Source"); a name never needs them. The marks LRM and RLM, which
+ * mixed-direction names do use, are not among them.
+ */
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
+/** A letter, digit, punctuation or symbol (emoji included). */
+const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
+
+/**
+ * A name people see (an account's, an influencer's, a link's label) must show something and read
+ * in the order it is written (additions to API.md: a name of zero-width spaces alone looked empty,
+ * one with an override looked like another). Joiners inside emoji and scripts stay allowed.
+ */
+export function requireReadableName(text: string, field: string): void {
+  if (BIDI_CONTROL.test(text))
+    refuseField(field, 'must not contain bidirectional override characters');
+  if (!VISIBLE.test(text)) refuseField(field, 'must contain a visible character');
+}

@@ -1,5 +1,9 @@
 import { Errors } from '../errors.js';
-import { refuseField as invalid, requireWellFormed } from '../http/field-values.js';
+import {
+  refuseField as invalid,
+  requireReadableName,
+  requireWellFormed,
+} from '../http/field-values.js';
 import { parseHttpsUrl } from '../http/https-url.js';
 
 /**
@@ -15,14 +19,6 @@ export const BIO_MAX = 500;
 export const LABEL_MAX = 30;
 
 const CONTROL = /\p{Cc}/u;
-/**
- * Explicit bidirectional embeddings, overrides and isolates reorder the text after them: a name
- * could read as something else ("Trojan Source"), and a name never needs them (the marks LRM and
- * RLM, which mixed-direction names do use, stay allowed).
- */
-const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
-/** A letter, digit, punctuation or symbol (emoji included): not only invisible characters. */
-const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
 /** In a bio, line breaks and tabs are text; other control characters are not. */
 const CONTROL_BUT_LINES = /[^\P{Cc}\n\r\t]/u;
 
@@ -37,19 +33,14 @@ export function parseHandle(raw: string): string {
   return handle;
 }
 
-/**
- * Trimmed and NFC-normalised text of 1–`max` code points without control characters, that shows
- * something and reads in the order it is written (additions to API.md: a display name or label of
- * zero-width spaces alone looked empty; one with an override looked like another).
- */
+/** Trimmed and NFC-normalised text of 1–`max` code points without control characters, readable. */
 export function parseLabel(raw: string, field: string, max: number): string {
   requireWellFormed(raw, field);
   const text = raw.trim().normalize('NFC');
   if (text.length === 0) invalid(field, 'must not be empty');
   if (codePoints(text) > max) invalid(field, `must be at most ${max} characters`);
   if (CONTROL.test(text)) invalid(field, 'must not contain control characters');
-  if (BIDI_CONTROL.test(text)) invalid(field, 'must not contain bidirectional override characters');
-  if (!VISIBLE.test(text)) invalid(field, 'must contain a visible character');
+  requireReadableName(text, field);
   return text;
 }
 

@@ -6,7 +6,7 @@ import { findUserById, updateProfileFields, type ProfileChanges } from '../accou
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import { publishAccountDeleted } from '../events/account-events.js';
-import { requireWellFormed } from '../http/field-values.js';
+import { requireReadableName, requireWellFormed } from '../http/field-values.js';
 import { parseHttpsUrl } from '../http/https-url.js';
 
 /** Authentication already read the account, in the same lookup that checked the session. */
@@ -32,6 +32,7 @@ export async function updateProfile(
     const text = defined[field];
     if (typeof text === 'string') requireWellFormed(text, field);
   }
+  if (typeof defined.name === 'string') requireReadableName(defined.name, 'name');
   if (typeof defined.avatar_url === 'string') parseHttpsUrl(defined.avatar_url, 'avatar_url');
   await updateProfileFields(ctx.db, caller.userId, defined, ctx.clock());
   const updated = await findUserById(ctx.db, caller.userId);

@@ -325,6 +325,17 @@ describe.each(backends)('POST /api/register ($name)', (backend) => {
       .executeTakeFirstOrThrow();
     expect(row.name).toBe('Ada Lovelace');
   });
+
+  it('refuses a name that shows nothing or reorders itself, and registers nobody', async () => {
+    for (const name of ['\u200b\u200d', 'Ada\u202e']) {
+      const email = uniqueEmail();
+      const response = await register({ email, password: STRONG_PASSWORD, name });
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.json().details).toEqual([{ field: 'name', message: expect.any(String) }]);
+      const rows = await t.db.selectFrom('users').select('id').where('email', '=', email).execute();
+      expect(rows).toEqual([]);
+    }
+  });
 });
 
 describe.each(backends)('POST /api/login ($name)', (backend) => {

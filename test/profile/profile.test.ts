@@ -116,6 +116,18 @@ describe.each(backends)('profile ($name)', (backend) => {
       expect((await getProfile(account)).json().user.name).toBeNull();
     });
 
+    it('name: something visible, and no bidirectional overrides (a name reading as another)', async () => {
+      const account = await t.register();
+      for (const name of ['\u200b', '\u200b\u2060', ' ', 'evil\u202egpj.exe', 'a\u2066b\u2069']) {
+        expectValidationFailed(await patch(account, { name }), 'name');
+      }
+      for (const name of ['👩‍💻', 'שלום\u200f Dana', 'می\u200cخواهم', ' Ada ']) {
+        const updated = await patch(account, { name });
+        expect(updated.statusCode, JSON.stringify(name)).toBe(200);
+        expect(updated.json().user.name).toBe(name);
+      }
+    });
+
     it('bio: at most 500 characters', async () => {
       const account = await t.register();
       expect((await patch(account, { bio: 'b'.repeat(500) })).statusCode).toBe(200);
