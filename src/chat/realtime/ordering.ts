@@ -20,15 +20,21 @@ interface ConversationState {
  * can arrive swapped. An event one past the last delivered goes out at once; a later one waits up
  * to REORDER_WAIT_MS for the gap to fill, then goes out anyway (the client pages `changes`); one
  * at or below the last delivered was overtaken and is dropped (every socket of the user has
- * already been sent a newer version, or refetched after it committed). Other events pass through.
+ * already been sent a newer version, or refetched after it committed). A read that an earlier
+ * one overtook is dropped too. Other events pass through.
  */
 export class VersionOrder {
   private readonly conversations = new Map<string, ConversationState>();
+  /** The last read position delivered per conversation (see `acceptRead`). */
+  private readonly readUpTo = new Map<string, number>();
 
   constructor(private readonly deliver: (delivery: Delivery) => void) {}
 
   accept(delivery: Delivery): void {
-    const { conversation_id: conversationId, version } = delivery.event;
+    const { conversation_id: conversationId, version, last_read_seq: readSeq } = delivery.event;
+    if (typeof conversationId === 'string' && typeof readSeq === 'number') {
+      return this.acceptRead(conversationId, readSeq, delivery);
+    }
     if (typeof version !== 'number' || typeof conversationId !== 'string') {
       return this.deliver(delivery);
     }
@@ -48,6 +54,24 @@ export class VersionOrder {
   dispose(): void {
     for (const state of this.conversations.values()) clearTimeout(state.timer);
     this.conversations.clear();
+    this.readUpTo.clear();
+  }
+
+  /**
+   * A read position never moves back, but two reads (two devices) committed a moment apart on two
+   * instances can arrive swapped: the older one, and its unread count, would then be the last a
+   * socket heard. Dropped once a later read of the conversation went out; an equal one goes out
+   * (its unread count may be newer: a message deleted since).
+   */
+  private acceptRead(conversationId: string, readSeq: number, delivery: Delivery): void {
+    const known = this.readUpTo.get(conversationId);
+    if (known !== undefined && readSeq < known) return;
+    this.readUpTo.delete(conversationId); // most recently read last
+    this.readUpTo.set(conversationId, readSeq);
+    if (this.readUpTo.size > REMEMBERED_CONVERSATIONS) {
+      this.readUpTo.delete(this.readUpTo.keys().next().value as string);
+    }
+    this.deliver(delivery);
   }
 
   private stateOf(conversationId: string): ConversationState | undefined {

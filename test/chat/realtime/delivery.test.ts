@@ -70,6 +70,30 @@ describe.each(backends)('chat socket: delivery of events ($name)', (backend) => 
     client.close();
   });
 
+  it('drops a read of a conversation that a later read overtook (a read never moves back)', async () => {
+    const client = await rt.connect(alice);
+    const [conversation, other] = [newConversation(), newConversation()];
+    const read = (id: string, seq: number, unread: number) => ({
+      type: 'conversation.read',
+      conversation_id: id,
+      last_read_seq: seq,
+      unread_count: unread,
+    });
+    for (const event of [read(conversation, 5, 2), read(conversation, 3, 4), read(other, 1, 0)]) {
+      rt.bus.publish([alice.userId], event);
+    }
+    // The same position again goes out: its unread count may be newer (a message deleted since).
+    rt.bus.publish([alice.userId], read(conversation, 5, 1));
+    await client.waitFor('conversation.read', 3);
+    await client.roundTrip();
+    expect(client.framesOf('conversation.read')).toEqual([
+      read(conversation, 5, 2),
+      read(other, 1, 0),
+      read(conversation, 5, 1),
+    ]);
+    client.close();
+  });
+
   it('never writes an internal or unknown event to a client', async () => {
     const client = await rt.connect(alice);
     rt.bus.publish([alice.userId], { type: 'session.revoked', session_ids: ['another-session'] });
@@ -147,8 +171,15 @@ describe.each(backends)('chat socket: delivery of events ($name)', (backend) => 
     const client = await rt.connect(alice);
     rt.bus.publish([alice.userId], messageEvent(newConversation(), 1));
     await client.waitFor('message.created');
-    const delivered = await rt.metric('chat_events_delivered_total', '{type="message.created"}');
-    expect(delivered).toBeGreaterThan(0);
+    expect(
+      await rt.metric('chat_events_delivered_total', '{type="message.created"}'),
+    ).toBeGreaterThan(0);
+    // One latency observation per delivery, of any type (other tests here deliver reads too).
+    const text = (await rt.t.call('GET', '/metrics')).body;
+    const delivered = text
+      .split('\n')
+      .filter((line) => line.startsWith('chat_events_delivered_total{'))
+      .reduce((sum, line) => sum + Number(line.split(' ')[1]), 0);
     expect(await rt.metric('chat_delivery_latency_seconds_count')).toBe(delivered);
     expect(await rt.metric('chat_sockets_open')).toBeGreaterThanOrEqual(1);
     await rt.t.post('/api/logout', {}, { token: (await rt.t.register()).accessToken });
