@@ -77,6 +77,9 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Db> 
     // Fail fast while the server is away, so requests answer 503 instead of hanging.
     connectionTimeoutMillis: 2_000,
     query_timeout: options.queryTimeoutMs ?? 10_000,
+    // The server gives up at the same moment, so a statement the client stopped waiting for does
+    // not run on holding its locks (the client is closed all the same: postgres-pool.ts).
+    statement_timeout: options.queryTimeoutMs ?? 10_000,
     idleTimeoutMillis: 30_000,
     // Our BIGINT columns hold epoch milliseconds, well inside Number's exact range.
     types: {

@@ -9,6 +9,7 @@ const UNAVAILABLE_CODES = new Set([
   'ETIMEDOUT',
   'EPIPE',
   'SQLITE_BUSY',
+  '57014', // query_canceled: statement_timeout, the server's side of the query timeout
   '57P01', // admin_shutdown
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
@@ -20,8 +21,12 @@ const UNAVAILABLE_CODES = new Set([
   '08006',
 ]);
 
+// `is not queryable`: pg's client after its connection died between a transaction's queries.
+// `cached plan must not change result type`: a statement prepared before a migration changed its
+// table, inside a transaction (outside one it runs again: postgres-pool.ts); its connection is
+// closed, so a retry succeeds.
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED/;
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|is not queryable|cached plan must not change result type/;
 
 /**
  * Whether an error that reached the error handler says the database is away. Only errors that

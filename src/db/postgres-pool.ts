@@ -20,11 +20,15 @@ export function kyselyPool(pool: Pool): PostgresPool {
   const wrap = (client: PoolClient): PostgresPoolClient => {
     let wrapper = wrappers.get(client);
     if (wrapper === undefined) {
-      const query = (text: string, values: unknown[]) => runQuery(client, text, values);
+      // Why this connection must not serve another request, once that is so (pg's pool closes a
+      // client released with an error).
+      let unsure: Error | undefined;
+      const query = (text: string, values: unknown[]) =>
+        runQuery(client, text, values, (reason) => (unsure ??= reason));
       // pg's and Kysely's declarations of query() differ in their overloads only.
       wrapper = {
         query: query as unknown as PostgresPoolClient['query'],
-        release: () => client.release(),
+        release: () => client.release(unsure ?? stillInTransaction(client)),
       };
       wrappers.set(client, wrapper);
     }
@@ -33,11 +37,30 @@ export function kyselyPool(pool: Pool): PostgresPool {
   return { connect: async () => wrap(await pool.connect()), end: () => pool.end() };
 }
 
-/** Kysely passes SQL text and values (or a cursor, which it never does here: no streaming). */
-async function runQuery(client: PoolClient, text: string, values: unknown[]) {
-  const result = isReusedText(text)
-    ? await client.query({ name: statementName(text), text, values })
-    : await client.query(text, values);
+/**
+ * Kysely passes SQL text and values (or a cursor, which it never does here: no streaming).
+ * `unsure` hears of a failure after which nobody knows the connection's state:
+ * - pg's `query_timeout` gave up waiting, but the statement may still run on the server, and a
+ *   ROLLBACK queued behind it may never be sent: the transaction left open there was committed by
+ *   the next request's COMMIT on the same connection, the failed request's writes and all;
+ * - a named statement prepared before a migration changed its table's columns fails on this
+ *   connection (`0A000 cached plan must not change result type`) until the connection is closed.
+ */
+async function runQuery(
+  client: PoolClient,
+  text: string,
+  values: unknown[],
+  unsure: (reason: Error) => void,
+) {
+  let result: QueryResult | QueryResult[];
+  try {
+    result = isReusedText(text)
+      ? await runNamed(client, text, values, unsure)
+      : await client.query(text, values);
+  } catch (error) {
+    if (error instanceof Error && error.message === QUERY_TIMEOUT) unsure(error);
+    throw error;
+  }
   // Several statements in one text without values give one result each (pg's simple protocol):
   // handed on as they are, as pg's own pool would.
   return Array.isArray(result) ? result : detachedRows(result);
@@ -85,3 +108,37 @@ function statementName(text: string): string {
   }
   return name;
 }
+
+/** pg's message when `query_timeout` gives up on a query. */
+const QUERY_TIMEOUT = 'Query read timeout';
+
+/** A client given back inside a transaction: its COMMIT or ROLLBACK never got through. */
+function stillInTransaction(client: PoolClient): Error | undefined {
+  const status = client.getTransactionStatus();
+  return status === 'T' || status === 'E' ? new Error('released inside a transaction') : undefined;
+}
+
+/**
+ * A reused text as a named prepared statement. Outside a transaction, one whose plan a migration
+ * made stale runs again unnamed (and the connection is closed once released); inside one, the
+ * transaction has failed anyway, and the error stands.
+ */
+async function runNamed(
+  client: PoolClient,
+  text: string,
+  values: unknown[],
+  unsure: (reason: Error) => void,
+) {
+  const outsideTransaction = client.getTransactionStatus() === 'I';
+  try {
+    return await client.query({ name: statementName(text), text, values });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== STALE_PLAN) throw error;
+    unsure(error as Error);
+    if (!outsideTransaction) throw error;
+    return client.query(text, values);
+  }
+}
+
+/** feature_not_supported: "cached plan must not change result type". */
+const STALE_PLAN = '0A000';

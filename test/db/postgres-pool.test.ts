@@ -7,6 +7,7 @@ function poolAnswering(result: QueryResult) {
   const client = {
     query: async () => result,
     release: () => undefined,
+    getTransactionStatus: () => 'I',
   } as unknown as PoolClient;
   return { connect: async () => client, end: async () => undefined } as unknown as Pool;
 }
