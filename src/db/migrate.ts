@@ -9,6 +9,7 @@ import * as chat from './migrations/005_chat.js';
 import * as conversationActivity from './migrations/006_conversation_activity.js';
 import * as symbolFacets from './migrations/007_symbol_facets.js';
 import * as normalizedEmailLength from './migrations/008_normalized_email_length.js';
+import * as outboxPendingIndex from './migrations/009_outbox_pending_index.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '006_conversation_activity': conversationActivity,
   '007_symbol_facets': symbolFacets,
   '008_normalized_email_length': normalizedEmailLength,
+  '009_outbox_pending_index': outboxPendingIndex,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
