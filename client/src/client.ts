@@ -101,11 +101,13 @@ export function createAccountClient(options: AccountClientOptions): AccountClien
     onSignedOut: options.onSignedOut,
     async refresh(refreshToken) {
       const body = { refresh_token: refreshToken };
-      const { data, error, response } = await anonymous.POST('/api/refresh-token', { body });
-      if (data !== undefined) return tokensFrom(data);
-      const refused = errorOf(response, error);
-      if (refused instanceof ApiError && refused.error === 'invalid_refresh_token') return null;
-      throw refused;
+      return withRetries(async () => {
+        const { data, error, response } = await anonymous.POST('/api/refresh-token', { body });
+        if (data !== undefined) return tokensFrom(data);
+        const refused = errorOf(response, error);
+        if (refused instanceof ApiError && refused.error === 'invalid_refresh_token') return null;
+        throw refused;
+      });
     },
   });
   const fetchClient = createClient<paths>({
@@ -176,4 +178,29 @@ function callMethod<Method extends HttpMethod>(
     if (response.ok) return data;
     throw errorOf(response, error);
   }) as CallMethod<Method>;
+}
+
+/**
+ * Waits between tries of a refresh that failed on the way (no answer, or a 5xx). The service may
+ * have rotated the token before the answer was lost; it answers the same token again with the
+ * session's current one for 10 s only (API.md, Tokens), after which presenting it ends the
+ * session. So the tries end well inside those 10 s, and only then does the failure stand.
+ */
+const REFRESH_RETRY_DELAYS_MS = [500, 2_000, 4_000];
+
+async function withRetries<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const delay = REFRESH_RETRY_DELAYS_MS[tries];
+      if (delay === undefined || !failedOnTheWay(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+/** No answer (fetch threw), or the service failed (5xx): the same token may be tried again. */
+function failedOnTheWay(error: unknown): boolean {
+  return !(error instanceof ApiError) || error.status >= 500;
 }

@@ -71,14 +71,15 @@ export class Session {
     // Signed out meanwhile, or already renewed (by an earlier refresh, or a tab sharing the store).
     if (current === null || current.accessToken !== stale.accessToken) return current;
     const renewed = await this.options.refresh(current.refreshToken);
+    // The store moved on meanwhile (signed out, or in again as anyone, here or in a tab sharing
+    // it): what it holds now wins over this refresh's answer, which must not undo a sign-out.
+    const latest = await this.tokens();
+    if (latest === null || latest.refreshToken !== current.refreshToken) return latest;
     if (renewed !== null) {
       await this.signIn(renewed);
       return renewed;
     }
-    // Refused: the session was revoked or expired. Sign out, unless the store moved on meanwhile
-    // (a tab sharing it signed in again), whose tokens are then the ones to use.
-    const latest = await this.tokens();
-    if (latest !== null && latest.refreshToken !== current.refreshToken) return latest;
+    // Refused: the session was revoked or expired.
     await this.signOut();
     return null;
   }

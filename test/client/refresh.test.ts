@@ -132,18 +132,33 @@ describe.each(backends)('the client keeps and renews its tokens ($name)', (backe
     expect(await a.tokens()).toBeNull();
   });
 
-  it('keeps the tokens when a refresh fails for another reason, and refreshes on the next call', async () => {
+  it('keeps the tokens when every try of a refresh fails on the way, and refreshes on the next call', async () => {
     const device = new Device();
     let signedOut = 0;
     const { client } = await registered(baseUrl, device, { onSignedOut: () => signedOut++ });
     const before = await client.tokens();
     t.clock.advance(EXPIRED);
-    device.dropNext(REFRESH);
+    device.dropNext(REFRESH, 4); // the first try and its three retries (6.5 s in all)
     await expect(client.GET('/api/profile')).rejects.toThrow(/network is down/);
     expect(await client.tokens()).toEqual(before);
+    expect(device.count(REFRESH)).toBe(4);
 
     await client.GET('/api/profile');
+    expect(device.count(REFRESH)).toBe(5);
+    expect(signedOut).toBe(0);
+  });
+
+  it('tries a refresh whose answer was lost again with the same token, inside the 10 s grace: still signed in', async () => {
+    const device = new Device();
+    let signedOut = 0;
+    const { client } = await registered(baseUrl, device, { onSignedOut: () => signedOut++ });
+    t.clock.advance(EXPIRED);
+    device.loseAnswerOfNext(REFRESH); // the service rotated the token; the client never heard
+    expect((await client.GET('/api/profile')).user).toBeDefined();
     expect(device.count(REFRESH)).toBe(2);
+    // Long after the grace, the tokens it holds are the session's current ones.
+    t.clock.advance(EXPIRED);
+    expect((await client.GET('/api/profile')).user).toBeDefined();
     expect(signedOut).toBe(0);
   });
 });

@@ -23,26 +23,33 @@ export async function startService(backend: Backend): Promise<{ t: TestApp; base
 export class Device {
   readonly requests: string[] = [];
   private readonly ip = randomIp();
-  private dropped: string | undefined;
+  private failing: { request: string; times: number; answerLost: boolean } | undefined;
 
   readonly fetch: Fetch = async (request) => {
     const made = `${request.method} ${new URL(request.url).pathname}`;
     this.requests.push(made);
-    if (made === this.dropped) {
-      this.dropped = undefined;
-      throw new TypeError('fetch failed: the network is down');
-    }
     request.headers.set('X-Forwarded-For', this.ip);
-    return globalThis.fetch(request);
+    const failing = this.failing;
+    if (failing === undefined || made !== failing.request || failing.times === 0)
+      return globalThis.fetch(request);
+    failing.times -= 1;
+    if (!failing.answerLost) throw new TypeError('fetch failed: the network is down');
+    await (await globalThis.fetch(request)).arrayBuffer();
+    throw new TypeError('fetch failed: the connection was reset');
   };
 
   count(request: string): number {
     return this.requests.filter((made) => made === request).length;
   }
 
-  /** The next such request fails as fetch fails when the network is down, and reaches nothing. */
-  dropNext(request: string): void {
-    this.dropped = request;
+  /** The next `times` such requests fail as fetch fails when the network is down: they reach nothing. */
+  dropNext(request: string, times = 1): void {
+    this.failing = { request, times, answerLost: false };
+  }
+
+  /** The next such request reaches the service, which answers, but the answer is lost on the way. */
+  loseAnswerOfNext(request: string): void {
+    this.failing = { request, times: 1, answerLost: true };
   }
 }
 
