@@ -2,7 +2,9 @@
 // means, the socket's URL, frame parsing, and listeners that throw.
 import { describe, expect, it, vi } from 'vitest';
 import { Backoff } from '../../client/src/chat/backoff.js';
+import { ChatCatchUp, type ChatHistory } from '../../client/src/chat/catch-up.js';
 import { ChatListeners } from '../../client/src/chat/events.js';
+import type { MessageFrame } from '../../client/src/chat/frames.js';
 import {
   backoffDelay,
   chatSocketUrl,
@@ -135,5 +137,31 @@ describe('chat listeners', () => {
     listeners.deliver({ type: 'typing', conversation_id: 'c', user_id: 'v' });
     expect(console).toHaveBeenCalledWith('chat listener failed', failure);
     console.mockRestore();
+  });
+});
+
+describe('catching up', () => {
+  it('a conversation forgotten while its changes were being read stays forgotten', async () => {
+    let answer: (page: Awaited<ReturnType<ChatHistory['changes']>>) => void = () => undefined;
+    const history: ChatHistory = {
+      changes: () => new Promise((resolve) => (answer = resolve)),
+      overview: async () => ({ conversations: [], next_cursor: null, unread: {} as never }),
+    };
+    const delivered: unknown[] = [];
+    const catchUp = new ChatCatchUp(history, (event) => delivered.push(event), [['c', 1]]);
+    // Version 3 after 1: a gap, so the changes since 1 are read.
+    const handled = catchUp.receive({
+      type: 'message.created',
+      conversation_id: 'c',
+      version: 3,
+      chat_message: { version: 3 } as MessageFrame['chat_message'],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    catchUp.forget('c'); // the app left the conversation
+    const message = { version: 3, deleted: false, edited_at: null };
+    answer({ messages: [message as never], version: 3, has_more: false });
+    await handled;
+    expect(catchUp.version('c')).toBeUndefined();
+    expect(delivered).toEqual([]);
   });
 });

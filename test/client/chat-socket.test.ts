@@ -202,6 +202,65 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
     expect(sockets.made).toHaveLength(1);
   });
 
+  it('stops with 4403 when a reconnection would sign in as another user (the store changed hands)', async () => {
+    const { fan, chat, states, sockets, store, messages } = await connected();
+    // Another tab signed in as someone else over the same store, then the network dropped.
+    await store.set({ ...fan.account, expiresAt: Date.now() + 15 * MINUTE });
+    upgrades.at(-1)?.destroy();
+    await until(() => chat.state.status === 'closed', 'closed');
+    expect(chat.state).toMatchObject({ status: 'closed', closeCode: 4403 });
+    expect(states.map((s) => s.status)).toEqual([
+      'connecting',
+      'open',
+      'reconnecting',
+      'connecting',
+      'closed',
+    ]);
+    expect(sockets.made).toHaveLength(2);
+    expect(messages).toEqual([]);
+  });
+
+  it('closed before its first tick, opens nothing and says closed', async () => {
+    const pair = await twoMembers(rt.t);
+    const { api, device } = clientOf(rt, pair.fan.account, { expiresInMs: 10_000 }); // near expiry
+    const sockets = new Sockets();
+    const chat = api.connectChat({ webSocketImpl: sockets.impl, backoff: QUICK });
+    const states = recorded(chat, 'state');
+    chat.close(); // React StrictMode: an effect's clean-up right after it ran
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(states.map((s) => s.status)).toEqual(['closed']);
+    expect(chat.state.status).toBe('closed');
+    expect(sockets.made).toHaveLength(0);
+    expect(device.count(REFRESH)).toBe(0);
+  });
+
+  it('says why and stops when no WebSocket can be made (ws:// from an https page)', async () => {
+    const pair = await twoMembers(rt.t);
+    const { api } = clientOf(rt, pair.fan.account);
+    const refused = class {
+      constructor() {
+        throw new DOMException(
+          'An insecure WebSocket connection may not be initiated',
+          'SecurityError',
+        );
+      }
+    } as unknown as typeof WebSocket;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const chat = api.connectChat({ webSocketImpl: refused, backoff: QUICK });
+      const errors = recorded(chat, 'error');
+      await until(() => chat.state.status === 'closed', 'closed');
+      expect(errors).toHaveLength(1);
+      expect((errors[0] as Error).name).toBe('SecurityError');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('drops a socket that stops answering and reconnects; a live one stays', async () => {
     const pair = await twoMembers(rt.t);
     const { api } = clientOf(rt, pair.influencer.account);

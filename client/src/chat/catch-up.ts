@@ -117,6 +117,7 @@ export class ChatCatchUp {
       const since = this.versions.get(id);
       if (since === undefined) return; // forgotten meanwhile
       const page = await this.history.changes(id, since);
+      if (!this.versions.has(id)) return; // forgotten while the page was read
       if (page === null) return this.forget(id);
       for (const message of page.messages) this.applyChange(id, message);
       this.track(id, page.version);

@@ -60,6 +60,8 @@ export class ChatConnection {
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private renewal: Renewal | undefined;
   private stopped = false;
+  /** The user of the first `ready`: the only one this connection serves. */
+  private userId: string | undefined;
   private readonly deps: ChatDependencies;
   private readonly options: ChatConnectionOptions;
 
@@ -119,6 +121,7 @@ export class ChatConnection {
   }
 
   private async open(): Promise<void> {
+    if (this.stopped) return; // closed before the first tick, or before a reconnect's timer
     this.setState({ status: 'connecting', attempt: this.backoff.attempt });
     let tokens: Tokens | null;
     try {
@@ -130,7 +133,20 @@ export class ChatConnection {
     }
     if (this.stopped) return;
     if (tokens === null) return this.finish({ status: 'signed_out' });
-    this.attach(new this.webSocketImpl(this.deps.url), tokens);
+    let socket: WebSocket;
+    try {
+      socket = new this.webSocketImpl(this.deps.url);
+    } catch (error) {
+      // A browser refuses ws:// from an https page (SecurityError); no WebSocket at all is a
+      // TypeError: neither gets better by trying again.
+      this.listeners.emit('error', error);
+      return this.finish({
+        status: 'closed',
+        closeCode: ChatCloseCodes.normal,
+        reason: 'no socket',
+      });
+    }
+    this.attach(socket, tokens);
   }
 
   private attach(socket: WebSocket, tokens: Tokens): void {
@@ -151,6 +167,7 @@ export class ChatConnection {
     const frame = parseServerFrame(data);
     if (frame === undefined || frame.type === 'pong') return;
     if (frame.type === 'ready') this.ready(socket, frame.user_id, frame.session_id);
+    if (this.stopped) return; // `ready` of another user
     this.catchUp.receive(frame).catch((error: unknown) => {
       this.listeners.emit('error', error);
       this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
@@ -158,6 +175,16 @@ export class ChatConnection {
   }
 
   private ready(socket: WebSocket, userId: string, sessionId: string): void {
+    // A reconnection signed in with whatever the store holds now: another user's events must not
+    // reach this user's listeners (and versions), as the renewal of an open socket ensures (4403).
+    this.userId ??= userId;
+    if (userId !== this.userId) {
+      return this.finish({
+        status: 'closed',
+        closeCode: ChatCloseCodes.wrongUser,
+        reason: 'the store holds another user now',
+      });
+    }
     this.readyAt = Date.now();
     clearTimeout(this.readyTimer);
     // The service reads `ping` only once it said `ready`.
