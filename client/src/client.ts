@@ -144,6 +144,9 @@ export function createAccountClient(options: AccountClientOptions): AccountClien
     async logout({ all } = {}) {
       try {
         await post('/api/logout', { body: { all } });
+      } catch (error) {
+        // The session had ended already (revoked elsewhere): signed out is what was asked for.
+        if (!(error instanceof ApiError && error.status === 401)) throw error;
       } finally {
         await session.signOut();
       }

@@ -116,4 +116,15 @@ describe.each(backends)('the client against the running service ($name)', (backe
     expect(error).toMatchObject({ status: 401, error: 'unauthorized' });
     expect(device.count(REFRESH)).toBe(0);
   });
+
+  it('logout of a session already ended elsewhere resolves, signed out once', async () => {
+    let signedOut = 0;
+    const { client } = await registered(baseUrl, new Device(), { onSignedOut: () => signedOut++ });
+    const token = (await client.tokens())?.accessToken;
+    // Revoked from another device (or by a password change) meanwhile.
+    expect((await t.post('/api/logout', {}, { token })).statusCode).toBe(200);
+    await client.logout();
+    expect(await client.tokens()).toBeNull();
+    expect(signedOut).toBe(1);
+  });
 });
