@@ -2910,7 +2910,7 @@ export interface operations {
         'application/json': {
           /** @description 1–64 of [A-Za-z0-9_-] (a UUID is advised); unique per sender, forever. */
           client_message_id: string;
-          /** @description 1–2000 code points after NFC, at least one that is not white space, no control characters but \n and \t. */
+          /** @description 1–2000 code points after NFC, at least one visible (not white space, not only zero-width characters), no control characters but \n and \t. */
           text: string;
         };
       };
@@ -3173,7 +3173,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description 1–2000 code points after NFC, at least one that is not white space, no control characters but \n and \t. */
+          /** @description 1–2000 code points after NFC, at least one visible (not white space, not only zero-width characters), no control characters but \n and \t. */
           text: string;
         };
       };

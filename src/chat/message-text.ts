@@ -1,23 +1,28 @@
 import { createHash, createHmac } from 'node:crypto';
-import { refuseField, requireWellFormed } from '../http/field-values.js';
+import { refuseField, requireWellFormed, VISIBLE } from '../http/field-values.js';
 
 export const TEXT_MAX_CODE_POINTS = 2000;
 
 // A control character (C0, DEL, C1) other than \n and \t.
 const FORBIDDEN_CONTROL = /[^\P{Cc}\n\t]/u;
 
+const PRIVATE_USE = /\p{Co}/u;
+
 const invalid = (message: string): never => refuseField('text', message);
 
 /**
  * A message text as API.md's Values give it: NFC, 1–2000 code points, at least one character that
- * is not white space, no control characters but line feed and tab. Answers the NFC form.
+ * is not white space (and shows: an addition), no control characters but line feed and tab.
+ * Answers the NFC form.
  */
 export function parseMessageText(raw: string): string {
   requireWellFormed(raw, 'text');
   const text = raw.normalize('NFC');
   if ([...text].length > TEXT_MAX_CODE_POINTS)
     invalid(`must be at most ${TEXT_MAX_CODE_POINTS} characters`);
-  if (!/\S/u.test(text)) invalid('must contain a character other than white space');
+  // Not only white space, nor only zero-width or other invisible characters: a message that shows
+  // nothing (private-use characters count as visible: some apps draw their own emoji with them).
+  if (!VISIBLE.test(text) && !PRIVATE_USE.test(text)) invalid('must contain a visible character');
   if (FORBIDDEN_CONTROL.test(text)) invalid('must not contain control characters but \\n and \\t');
   return text;
 }

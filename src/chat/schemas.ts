@@ -28,7 +28,7 @@ const MessageById = Type.Object({ id: Type.String({ description: 'The message id
 const MessageText = Type.String({
   maxLength: 8000,
   description:
-    '1–2000 code points after NFC, at least one that is not white space, no control characters but \\n and \\t.',
+    '1–2000 code points after NFC, at least one visible (not white space, not only zero-width characters), no control characters but \\n and \\t.',
 });
 const withMessage = (text: string, options: { description?: string; headers?: object } = {}) =>
   Type.Object({ message: Type.Literal(text), chat_message: Type.Ref(ChatMessage) }, options);

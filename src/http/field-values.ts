@@ -24,7 +24,7 @@ export function requireWellFormed(raw: string, field: string): void {
  */
 const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
 /** A letter, digit, punctuation or symbol (emoji included). */
-const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
+export const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
 
 /**
  * A name people see (an account's, an influencer's, a link's label) must show something and read

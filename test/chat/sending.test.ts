@@ -23,6 +23,7 @@ describe.each(backends)('sending messages ($name)', (backend) => {
     it.each([
       ['empty', ''],
       ['only white space', ' \n\t\u00a0 '],
+      ['only invisible characters', '\u200b\u200d\u2060 \u200b'],
       ['2001 code points', '😀'.repeat(2001)],
       ['a control character', 'a\u0000b'],
       ['a carriage return', 'a\rb'],
@@ -46,6 +47,8 @@ describe.each(backends)('sending messages ($name)', (backend) => {
       const decomposed = 'e\u0301'.repeat(2000);
       expect((await fan.sent(id, decomposed)).text).toBe('\u00e9'.repeat(2000));
       expect((await fan.sent(id, 'line one\n\tline two')).text).toBe('line one\n\tline two');
+      for (const shows of ['👍', '…', '\u200b.', '\ue000'])
+        expect((await fan.sent(id, shows)).text).toBe(shows);
     });
 
     it.each(['', 'a'.repeat(65), 'has space', 'ünï', 'a/b', 'a.b'])(
