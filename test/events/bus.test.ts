@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Delivery, EventBus } from '../../src/events/bus.js';
 import { MemoryEventBus } from '../../src/events/memory-bus.js';
 import { RedisEventBus } from '../../src/events/redis-bus.js';
+import type { SilenceCheck } from '../../src/redis.js';
 import { canRunPrivateRedis, PrivateRedis } from '../scale/private-servers.js';
 import { waitUntil } from '../scale/service-process.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
@@ -143,14 +144,36 @@ describe.skipIf(!redisUrl)('event bus (redis): publishes of one moment', () => {
 
 // On a Redis of its own: the resync it causes reaches every instance on that Redis, and other
 // test files' sockets on the shared one must not get it.
+/**
+ * Runs `test` on a Redis of its own; every bus it connects (through `connect`, to that Redis or to
+ * `url`) is closed after it, and the server killed (thawed first, if the test froze it).
+ */
+async function onPrivateRedis(
+  test: (
+    redis: PrivateRedis,
+    connect: (url?: string, silenceCheck?: SilenceCheck) => Promise<RedisEventBus>,
+  ) => Promise<void>,
+): Promise<void> {
+  const redis = await PrivateRedis.create();
+  const buses: RedisEventBus[] = [];
+  const connect = async (url = redis.url, silenceCheck?: SilenceCheck) => {
+    const bus = await RedisEventBus.connect(url, log, Date.now, silenceCheck);
+    buses.push(bus);
+    return bus;
+  };
+  try {
+    await test(redis, connect);
+  } finally {
+    redis.thaw();
+    await Promise.all(buses.map((bus) => bus.close()));
+    await redis.kill();
+  }
+}
+
 describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one instance', () => {
-  it('has every instance told to resync once Redis takes publishes again', async () => {
-    const redis = await PrivateRedis.create();
-    const [a, b] = await Promise.all([
-      RedisEventBus.connect(redis.url, log),
-      RedisEventBus.connect(redis.url, log),
-    ]);
-    try {
+  it('has every instance told to resync once Redis takes publishes again', () =>
+    onPrivateRedis(async (redis, connect) => {
+      const [a, b] = await Promise.all([connect(), connect()]);
       const alice = user();
       const got: Delivery[] = [];
       let resyncsOnB = 0;
@@ -170,52 +193,40 @@ describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one i
         async () => got.some((d) => d.event.version === 7) || resyncsOnB > 0,
         5_000,
       );
-    } finally {
-      await Promise.all([a.close(), b.close()]);
-      await redis.kill();
-    }
-  });
+    }));
 
-  it('reconnects a subscription whose flow was cut without a word, and asks its sockets to resync', async () => {
-    const redis = await PrivateRedis.create();
-    const proxy = await TcpProxy.start(redis.port);
-    const quickCheck = { everyMs: 100, withinMs: 300 };
-    const a = await RedisEventBus.connect(
-      `redis://127.0.0.1:${proxy.port}`,
-      log,
-      Date.now,
-      quickCheck,
-    );
-    const b = await RedisEventBus.connect(redis.url, log);
-    try {
-      const alice = user();
-      const got: Delivery[] = [];
-      let resyncs = 0;
-      a.onResync(() => (resyncs += 1));
-      await a.subscribe(alice, (d) => got.push(d));
-      b.publish([alice], { type: 'message.created', version: 1 });
-      await waitUntil('the first event on A', async () => got.length === 1, 5_000);
-      // A's connections still look open to A, but carry nothing any more.
-      proxy.silenceOpenFlows();
-      b.publish([alice], { type: 'message.created', version: 2 });
-      await waitUntil('A told to resync', async () => resyncs > 0, 5_000);
-      b.publish([alice], { type: 'message.created', version: 3 });
-      await waitUntil(
-        'an event on A again',
-        async () => got.some((d) => d.event.version === 3),
-        5_000,
-      );
-    } finally {
-      await Promise.all([a.close(), b.close()]);
-      await proxy.close();
-      await redis.kill();
-    }
-  });
+  it('reconnects a subscription whose flow was cut without a word, and asks its sockets to resync', () =>
+    onPrivateRedis(async (redis, connect) => {
+      const proxy = await TcpProxy.start(redis.port);
+      try {
+        const quickCheck = { everyMs: 100, withinMs: 300 };
+        const a = await connect(`redis://127.0.0.1:${proxy.port}`, quickCheck);
+        const b = await connect();
+        const alice = user();
+        const got: Delivery[] = [];
+        let resyncs = 0;
+        a.onResync(() => (resyncs += 1));
+        await a.subscribe(alice, (d) => got.push(d));
+        b.publish([alice], { type: 'message.created', version: 1 });
+        await waitUntil('the first event on A', async () => got.length === 1, 5_000);
+        // A's connections still look open to A, but carry nothing any more.
+        proxy.silenceOpenFlows();
+        b.publish([alice], { type: 'message.created', version: 2 });
+        await waitUntil('A told to resync', async () => resyncs > 0, 5_000);
+        b.publish([alice], { type: 'message.created', version: 3 });
+        await waitUntil(
+          'an event on A again',
+          async () => got.some((d) => d.event.version === 3),
+          5_000,
+        );
+      } finally {
+        await proxy.close();
+      }
+    }));
 
-  it('asks its sockets to resync when a subscription takes hold after the caller stopped waiting', async () => {
-    const redis = await PrivateRedis.create();
-    const bus = await RedisEventBus.connect(redis.url, log);
-    try {
+  it('asks its sockets to resync when a subscription takes hold after the caller stopped waiting', () =>
+    onPrivateRedis(async (redis, connect) => {
+      const bus = await connect();
       let resyncs = 0;
       bus.onResync(() => (resyncs += 1));
       redis.freeze(); // slow, not gone: the connection stays up
@@ -224,17 +235,11 @@ describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one i
       expect(performance.now() - started).toBeLessThan(1_500);
       redis.thaw();
       await waitUntil('a resync', async () => resyncs > 0, 5_000);
-    } finally {
-      redis.thaw();
-      await bus.close();
-      await redis.kill();
-    }
-  });
+    }));
 
-  it('tells its sockets once for reasons that come together, and at most once per 5 s', async () => {
-    const redis = await PrivateRedis.create();
-    const bus = await RedisEventBus.connect(redis.url, log);
-    try {
+  it('tells its sockets once for reasons that come together, and at most once per 5 s', () =>
+    onPrivateRedis(async (redis, connect) => {
+      const bus = await connect();
       const resyncs: number[] = [];
       bus.onResync(() => resyncs.push(performance.now()));
       const started = performance.now();
@@ -248,9 +253,5 @@ describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one i
       await waitUntil('the second resync', async () => resyncs.length === 2, 10_000);
       expect((resyncs[1] as number) - (resyncs[0] as number)).toBeGreaterThanOrEqual(4_900);
       expect((resyncs[0] as number) - started).toBeGreaterThanOrEqual(450);
-    } finally {
-      await bus.close();
-      await redis.kill();
-    }
-  });
+    }));
 });
