@@ -31,8 +31,14 @@ export class VersionOrder {
   constructor(private readonly deliver: (delivery: Delivery) => void) {}
 
   accept(delivery: Delivery): void {
-    const { conversation_id: conversationId, version, last_read_seq: readSeq } = delivery.event;
-    if (typeof conversationId === 'string' && typeof readSeq === 'number') {
+    const {
+      type,
+      conversation_id: conversationId,
+      version,
+      last_read_seq: readSeq,
+    } = delivery.event;
+    const isRead = type === 'conversation.read' && typeof readSeq === 'number';
+    if (isRead && typeof conversationId === 'string') {
       return this.acceptRead(conversationId, readSeq, delivery);
     }
     if (typeof version !== 'number' || typeof conversationId !== 'string') {
