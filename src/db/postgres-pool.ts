@@ -28,7 +28,7 @@ export function kyselyPool(pool: Pool): PostgresPool {
       // pg's and Kysely's declarations of query() differ in their overloads only.
       wrapper = {
         query: query as unknown as PostgresPoolClient['query'],
-        release: () => client.release(unsure ?? stillInTransaction(client)),
+        release: () => client.release(unsure),
       };
       wrappers.set(client, wrapper);
     }
@@ -111,12 +111,6 @@ function statementName(text: string): string {
 
 /** pg's message when `query_timeout` gives up on a query. */
 const QUERY_TIMEOUT = 'Query read timeout';
-
-/** A client given back inside a transaction: its COMMIT or ROLLBACK never got through. */
-function stillInTransaction(client: PoolClient): Error | undefined {
-  const status = client.getTransactionStatus();
-  return status === 'T' || status === 'E' ? new Error('released inside a transaction') : undefined;
-}
 
 /**
  * A reused text as a named prepared statement. Outside a transaction, one whose plan a migration

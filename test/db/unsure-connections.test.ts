@@ -7,6 +7,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { isDatabaseUnavailable } from '../../src/db/outage.js';
 import { inTransaction } from '../../src/db/transaction.js';
 import { createPostgresDatabase } from '../helpers/backends.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 const adminUrl = process.env.TEST_DATABASE_URL;
 if (!adminUrl) console.warn('TEST_DATABASE_URL not set: skipping test/db/unsure-connections.');
@@ -62,6 +63,41 @@ describe.skipIf(!adminUrl)('PostgreSQL: connections left in an unknown state', (
       { id: 2, v: 0 }, // the failed transaction's write: rolled back, not committed later
       { id: 3, v: 3 }, // committed at once, not inside the failed transaction
     ]);
+  });
+
+  it('a connection that stopped answering mid-transaction is not given to the next request', async () => {
+    const proxy = await TcpProxy.start(Number(new URL(database.url).port || 5432));
+    try {
+      const url = new URL(database.url);
+      url.host = `127.0.0.1:${proxy.port}`;
+      const db = await openDatabase(
+        { kind: 'postgres', url: url.href },
+        { poolSize: 1, queryTimeoutMs: 300 },
+      );
+      opened.push(db);
+      const failed = inTransaction(db, async (trx) => {
+        await sql`select 1`.execute(trx);
+        proxy.silenceOpenFlows(); // the network drops the flow: no answer, no reset
+        await sql`select 2`.execute(trx);
+      });
+      await expect(failed).rejects.toThrow(/timeout/i);
+      // The pool's one connection is a new one, which answers.
+      const { rows } = await sql<{ one: number }>`select 1 as one`.execute(db);
+      expect(rows).toEqual([{ one: 1 }]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a statement the client stopped waiting for stops on the server too (statement_timeout)', async () => {
+    const db = await open({ queryTimeoutMs: 300 });
+    await expect(sql`select pg_sleep(5)`.execute(db)).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const { rows } = await other.query(
+      `select count(*)::int as running from pg_stat_activity
+        where state = 'active' and query like 'select pg_sleep(5)%'`,
+    );
+    expect(rows).toEqual([{ running: 0 }]); // not left holding a connection slot (and locks) for 5 s
   });
 
   it('statements prepared before a migration added a column keep working after it', async () => {
