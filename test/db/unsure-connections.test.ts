@@ -119,6 +119,17 @@ describe.skipIf(!adminUrl)('PostgreSQL: connections left in an unknown state', (
     expect(await findUserByEmail(db, email)).toBeDefined(); // prepared on the connection
     await other.query('alter table users add column locale text'); // another instance's migration
     for (let i = 0; i < 3; i++) expect((await findUserByEmail(db, email))?.email).toBe(email);
+    // Inside a transaction it cannot run again: a 503 (retry), and the connection is replaced.
+    expect(await findUserByEmail(db, email)).toBeDefined(); // prepared again, on a new connection
+    await other.query('alter table users add column theme text');
+    const inside = inTransaction(db, (trx) => findUserByEmail(trx, email));
+    const error = await inside.then(
+      () => undefined,
+      (reason: unknown) => reason as Error,
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect(isDatabaseUnavailable(error as Error), (error as Error).message).toBe(true);
+    expect((await findUserByEmail(db, email))?.email).toBe(email);
   });
 
   it('a connection that died between the queries of a transaction counts as the database away', async () => {
