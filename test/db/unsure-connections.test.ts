@@ -98,6 +98,16 @@ describe.skipIf(!adminUrl)('PostgreSQL: connections left in an unknown state', (
         where state = 'active' and query like 'select pg_sleep(5)%'`,
     );
     expect(rows).toEqual([{ running: 0 }]); // not left holding a connection slot (and locks) for 5 s
+    // When the server's cancel comes first, it answers as the client's timeout does: a 503.
+    const cancelled = await inTransaction(db, async (trx) => {
+      await sql`set local statement_timeout = 50`.execute(trx);
+      await sql`select pg_sleep(1)`.execute(trx);
+    }).then(
+      () => undefined,
+      (reason: unknown) => reason as Error & { code?: string },
+    );
+    expect(cancelled?.code).toBe('57014');
+    expect(isDatabaseUnavailable(cancelled as Error)).toBe(true);
   });
 
   it('statements prepared before a migration added a column keep working after it', async () => {
