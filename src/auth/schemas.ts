@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
+import { matching, MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
 
 /**
  * Request and response schemas of the Auth group: they validate requests (no type coercion) and
@@ -25,7 +25,7 @@ const Code = Type.String({ description: 'The 6-digit code from the e-mail.' });
 export const Name = Type.String({
   minLength: 1,
   maxLength: 100,
-  pattern: '^[^\\p{Cc}]*$',
+  ...matching('^[^\\p{Cc}]*$', 'must not contain control characters'),
   description:
     '1–100 characters with at least one visible one; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069).',
 });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { NextCursor, pageQuery } from '../http/cursor.js';
-import { TooManyRequests, withErrors } from '../http/schemas.js';
+import { matching, TooManyRequests, withErrors } from '../http/schemas.js';
 import { ChatMessage, Conversation, Count } from './objects.js';
 
 /**
@@ -15,13 +15,16 @@ function limitQuery(max: number, defaultValue: number) {
   const hundreds = max / 100;
   const middle = hundreds > 1 ? `|[1-${hundreds - 1}][0-9]{2}` : '';
   return Type.String({
-    pattern: `^(?:[1-9][0-9]?${middle}|${max})$`,
+    ...matching(`^(?:[1-9][0-9]?${middle}|${max})$`, `must be a whole number from 1 to ${max}`),
     description: `1–${max}, default ${defaultValue}.`,
   });
 }
 /** Any whole number ≥ 0, however long (routes.ts reads one above every seq or version as that). */
 const Position = (description: string) =>
-  Type.String({ pattern: '^[0-9]+$', description: `${description} (a whole number).` });
+  Type.String({
+    ...matching('^[0-9]+$', 'must be a whole number'),
+    description: `${description} (a whole number).`,
+  });
 
 const ById = Type.Object({ id: Type.String({ description: 'The conversation id.' }) });
 const MessageById = Type.Object({ id: Type.String({ description: 'The message id.' }) });
@@ -95,7 +98,7 @@ export const sendMessageSchema = {
   params: ById,
   body: Type.Object({
     client_message_id: Type.String({
-      pattern: '^[A-Za-z0-9_-]{1,64}$',
+      ...matching('^[A-Za-z0-9_-]{1,64}$', 'must be 1–64 letters (A–Z, a–z), digits, "_" or "-"'),
       description: '1–64 of [A-Za-z0-9_-] (a UUID is advised); unique per sender, forever.',
     }),
     text: MessageText,

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { Errors } from '../errors.js';
-import { nullable } from './schemas.js';
+import { matching, nullable } from './schemas.js';
 
 /**
  * Keyset cursors for every paged list: `<payload>.<mac>`, the payload being the last row's sort
@@ -46,7 +46,7 @@ export function pageQuery(limits: PageLimits = DEFAULT_LIMITS) {
     limit: Type.Optional(
       Type.String({
         // A decimal integer without sign or leading zero; the range is checked when parsed.
-        pattern: '^[1-9][0-9]{0,3}$',
+        ...matching('^[1-9][0-9]{0,3}$', 'must be a whole number, without sign or leading zeros'),
         description: `An integer from 1 to ${limits.max} (default ${limits.default}).`,
       }),
     ),

@@ -2,8 +2,10 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, Errors, type FieldProblem } from '../errors.js';
 import { isDatabaseUnavailable } from '../db/outage.js';
 import type { OutageLog } from '../outage-log.js';
+import { patternRule } from './schemas.js';
 
 interface AjvIssue {
+  keyword: string;
   instancePath: string;
   message?: string;
   params: Record<string, unknown>;
@@ -30,8 +32,16 @@ function fieldOf(issue: AjvIssue): string {
   return typeof missing === 'string' ? missing : 'body';
 }
 
+/** Ajv's words, except for a `pattern`: what it asks for, as its schema says (`matching`). */
+function messageOf(issue: AjvIssue): string {
+  const { pattern } = issue.params;
+  if (issue.keyword === 'pattern' && typeof pattern === 'string')
+    return patternRule(pattern) ?? 'is not in the accepted form';
+  return issue.message ?? 'is invalid';
+}
+
 function validationProblems(issues: readonly AjvIssue[]): FieldProblem[] {
-  return issues.map((issue) => ({ field: fieldOf(issue), message: issue.message ?? 'is invalid' }));
+  return issues.map((issue) => ({ field: fieldOf(issue), message: messageOf(issue) }));
 }
 
 /**

@@ -67,3 +67,21 @@ export function MessageBody(text: string) {
 export function withErrors<T extends Record<number, TSchema>>(responses: T) {
   return { ...responses, '4xx': Type.Ref(ErrorBody), '5xx': Type.Ref(ErrorBody) };
 }
+
+/**
+ * What each `pattern` asks for, in words: a value that fails one is told this, never the regular
+ * expression (`must match pattern "^[^\p{Cc}]*$"` helps no one filling in a form).
+ */
+const PATTERN_RULES = new Map<string, string>();
+
+/** A schema's `pattern`, with the sentence a value failing it is answered with. */
+export function matching(pattern: string, rule: string): { pattern: string } {
+  const known = PATTERN_RULES.get(pattern);
+  if (known !== undefined && known !== rule)
+    throw new Error(`pattern ${pattern} already means "${known}"`);
+  PATTERN_RULES.set(pattern, rule);
+  return { pattern };
+}
+
+/** The sentence `matching` gave `pattern`, if any. */
+export const patternRule = (pattern: string): string | undefined => PATTERN_RULES.get(pattern);

@@ -1,14 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import { CurrentPassword, Name, User } from '../auth/schemas.js';
 import { HttpsUrl } from '../http/https-url.js';
-import { MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
+import { matching, MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
 
 const tags = ['Profile'];
 
 export const Bio = Type.String({
   maxLength: 500,
   // Line breaks and tabs are fine in a bio; other control characters are not.
-  pattern: '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$',
+  ...matching(
+    '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$',
+    'must not contain control characters other than line breaks and tabs',
+  ),
   description: 'At most 500 characters.',
 });
 

@@ -160,6 +160,25 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
       expect(fieldsOf(forgot)).toEqual(['email']);
     });
 
+    it('a value of the wrong form is told what the field asks for, in words, not as a regular expression', async () => {
+      const named = expectError(
+        await t.post(
+          '/api/register',
+          { email: uniqueEmail(), password: STRONG_PASSWORD, name: 'Ann\u0007' },
+          { ip: randomIp() },
+        ),
+        400,
+        'validation_failed',
+      );
+      expect(named.details).toEqual([
+        { field: 'name', message: 'must not contain control characters' },
+      ]);
+      const listed = await t.call('GET', '/api/influencers?limit=07', { ip: randomIp() });
+      expect(expectError(listed, 400, 'validation_failed').details).toEqual([
+        { field: 'limit', message: 'must be a whole number, without sign or leading zeros' },
+      ]);
+    });
+
     it('a string for a boolean field is validation_failed (no coercion)', async () => {
       const account = await t.register();
       const response = await t.post('/api/logout', { all: 'true' }, { token: account.accessToken });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withThrowawayApp } from '../../scripts/throwaway-app.js';
 import { ERROR_CODES, Errors, type ApiError } from '../../src/errors.js';
 import { isApiPath } from '../../src/http/authenticate.js';
+import { patternRule } from '../../src/http/schemas.js';
 import type { RouteEntry } from '../../src/http/route-table.js';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
@@ -184,6 +185,23 @@ describe('the OpenAPI document', () => {
       expect(passwordField(path!, method!, field!), `${path} ${field}`).toMatch(
         /^The account's current password/,
       );
+  });
+
+  it('gives every `pattern` a rule in words, which a value failing it is answered with', () => {
+    const patterns = new Set<string>();
+    const walk = (node: unknown): void => {
+      if (typeof node !== 'object' || node === null) return;
+      const { pattern } = node as { pattern?: unknown };
+      if (typeof pattern === 'string') patterns.add(pattern);
+      Object.values(node).forEach(walk);
+    };
+    walk(doc);
+    expect(patterns.size).toBeGreaterThanOrEqual(5);
+    for (const pattern of patterns)
+      expect({ pattern, rule: patternRule(pattern) }).toEqual({
+        pattern,
+        rule: expect.stringMatching(/^must /),
+      });
   });
 
   it('describes every tag it uses', () => {
