@@ -12,7 +12,7 @@ import type {
 import { ChatConnection, type ChatConnectionOptions } from './chat/connection.js';
 import { restHistory } from './chat/history.js';
 import { chatSocketUrl } from './chat/socket-url.js';
-import { ApiError, errorOf } from './errors.js';
+import { ApiError, errorOf, UnexpectedResponseError } from './errors.js';
 import type { paths } from './schema.gen.js';
 import { authorizedFetch, Session, type Fetch } from './session.js';
 import { memoryTokenStore, type Tokens, type TokenStore } from './token-store.js';
@@ -203,7 +203,11 @@ async function withRetries<T>(attempt: () => Promise<T>): Promise<T> {
   }
 }
 
-/** No answer (fetch threw), or the service failed (5xx): the same token may be tried again. */
+/**
+ * No answer (fetch threw), or the service or a proxy before it failed (5xx): the same token may
+ * be tried again. A 4xx (a limit, a proxy refusing) would only be given again.
+ */
 function failedOnTheWay(error: unknown): boolean {
-  return !(error instanceof ApiError) || error.status >= 500;
+  const answered = error instanceof ApiError || error instanceof UnexpectedResponseError;
+  return !answered || error.status >= 500;
 }

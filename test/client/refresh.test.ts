@@ -148,6 +148,62 @@ describe.each(backends)('the client keeps and renews its tokens ($name)', (backe
     expect(signedOut).toBe(0);
   });
 
+  /** An error answer in the service's shape, as a failing instance or a limit would give it. */
+  const errorAnswer =
+    (status: number, error: string, headers: Record<string, string> = {}) =>
+    () =>
+      Response.json({ message: `answered ${status}`, error }, { status, headers });
+
+  it('tries a refresh answered 5xx again after half a second, with the same token: the call succeeds', async () => {
+    const device = new Device();
+    let signedOut = 0;
+    const { client } = await registered(baseUrl, device, { onSignedOut: () => signedOut++ });
+    t.clock.advance(EXPIRED);
+    device.answerNext(REFRESH, errorAnswer(503, 'unavailable'));
+    expect((await client.GET('/api/profile')).user).toBeDefined();
+    expect(device.count(REFRESH)).toBe(2);
+    expect(signedOut).toBe(0);
+  });
+
+  it('also tries again when a proxy, not the service, answered 502', async () => {
+    const device = new Device();
+    const { client } = await registered(baseUrl, device);
+    t.clock.advance(EXPIRED);
+    device.answerNext(REFRESH, () => new Response('<html>Bad Gateway</html>', { status: 502 }));
+    expect((await client.GET('/api/profile')).user).toBeDefined();
+    expect(device.count(REFRESH)).toBe(2);
+  });
+
+  it('does not try a refresh answered 429 again: the call fails with it, the tokens stay, the next call refreshes', async () => {
+    const device = new Device();
+    let signedOut = 0;
+    const { client } = await registered(baseUrl, device, { onSignedOut: () => signedOut++ });
+    const before = await client.tokens();
+    t.clock.advance(EXPIRED);
+    device.answerNext(REFRESH, errorAnswer(429, 'rate_limited', { 'Retry-After': '30' }));
+    const refused = await apiErrorOf(client.GET('/api/profile'));
+    expect({
+      status: refused.status,
+      error: refused.error,
+      retryAfter: refused.retryAfter,
+    }).toEqual({ status: 429, error: 'rate_limited', retryAfter: 30 });
+    expect(device.count(REFRESH)).toBe(1);
+    expect(await client.tokens()).toEqual(before);
+
+    expect((await client.GET('/api/profile')).user).toBeDefined();
+    expect(device.count(REFRESH)).toBe(2);
+    expect(signedOut).toBe(0);
+  });
+
+  it('does not try a refresh again when a proxy answered 4xx (the same token would get the same answer)', async () => {
+    const device = new Device();
+    const { client } = await registered(baseUrl, device);
+    t.clock.advance(EXPIRED);
+    device.answerNext(REFRESH, () => new Response('Too Many Requests', { status: 429 }));
+    await expect(client.GET('/api/profile')).rejects.toMatchObject({ status: 429 });
+    expect(device.count(REFRESH)).toBe(1);
+  });
+
   it('tries a refresh whose answer was lost again with the same token, inside the 10 s grace: still signed in', async () => {
     const device = new Device();
     let signedOut = 0;

@@ -23,7 +23,8 @@ export async function startService(backend: Backend): Promise<{ t: TestApp; base
 export class Device {
   readonly requests: string[] = [];
   private readonly ip = randomIp();
-  private failing: { request: string; times: number; answerLost: boolean } | undefined;
+  private failing:
+    { request: string; times: number; answerLost: boolean; answer?: () => Response } | undefined;
 
   readonly fetch: Fetch = async (request) => {
     const made = `${request.method} ${new URL(request.url).pathname}`;
@@ -33,6 +34,7 @@ export class Device {
     if (failing === undefined || made !== failing.request || failing.times === 0)
       return globalThis.fetch(request);
     failing.times -= 1;
+    if (failing.answer !== undefined) return failing.answer();
     if (!failing.answerLost) throw new TypeError('fetch failed: the network is down');
     await (await globalThis.fetch(request)).arrayBuffer();
     throw new TypeError('fetch failed: the connection was reset');
@@ -45,6 +47,14 @@ export class Device {
   /** The next `times` such requests fail as fetch fails when the network is down: they reach nothing. */
   dropNext(request: string, times = 1): void {
     this.failing = { request, times, answerLost: false };
+  }
+
+  /**
+   * The next `times` such requests get `answer` (e.g. a 503 of a proxy in front of the service)
+   * and never reach the service.
+   */
+  answerNext(request: string, answer: () => Response, times = 1): void {
+    this.failing = { request, times, answerLost: false, answer };
   }
 
   /** The next such request reaches the service, which answers, but the answer is lost on the way. */
