@@ -101,8 +101,11 @@ export function createAccountClient(options: AccountClientOptions): AccountClien
     onSignedOut: options.onSignedOut,
     async refresh(refreshToken) {
       const body = { refresh_token: refreshToken };
-      return withRetries(async () => {
-        const { data, error, response } = await anonymous.POST('/api/refresh-token', { body });
+      return withRetries(async (signal) => {
+        const { data, error, response } = await anonymous.POST('/api/refresh-token', {
+          body,
+          signal,
+        });
         if (data !== undefined) return tokensFrom(data);
         const refused = errorOf(response, error);
         if (refused instanceof ApiError && refused.error === 'invalid_refresh_token') return null;
@@ -142,14 +145,16 @@ export function createAccountClient(options: AccountClientOptions): AccountClien
     register: async (body) => signIn(await postAnonymously('/api/register', { body })),
     login: async (body) => signIn(await postAnonymously('/api/login', { body })),
     async logout({ all } = {}) {
+      const ending = await session.tokens();
       try {
         await post('/api/logout', { body: { all } });
       } catch (error) {
         // The session had ended already (revoked elsewhere): signed out is what was asked for.
+        // Any other failure (no answer, a 5xx) leaves it alive on the service: the tokens stay,
+        // so that the logout can be tried again (or `signOut()` forget them anyway).
         if (!(error instanceof ApiError && error.status === 401)) throw error;
-      } finally {
-        await session.signOut();
       }
+      await session.signOutOf(ending);
     },
     signOut: () => session.signOut(),
     tokens: () => session.tokens(),
@@ -187,17 +192,24 @@ function callMethod<Method extends HttpMethod>(
  * Waits between tries of a refresh that failed on the way (no answer, or a 5xx). The service may
  * have rotated the token before the answer was lost; it answers the same token again with the
  * session's current one for 10 s only (API.md, Tokens), after which presenting it ends the
- * session. So the tries end well inside those 10 s, and only then does the failure stand.
+ * session. So every try, its wait for an answer included, ends within `REFRESH_DEADLINE_MS` of the
+ * first one's start, inside those 10 s (a try that has no answer by then is abandoned), and only
+ * then does the failure stand.
  */
 const REFRESH_RETRY_DELAYS_MS = [500, 2_000, 4_000];
+const REFRESH_DEADLINE_MS = 9_000;
 
-async function withRetries<T>(attempt: () => Promise<T>): Promise<T> {
+async function withRetries<T>(attempt: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = performance.now() + REFRESH_DEADLINE_MS;
   for (let tries = 0; ; tries++) {
     try {
-      return await attempt();
+      return await attempt(
+        AbortSignal.timeout(Math.max(0, Math.round(deadline - performance.now()))),
+      );
     } catch (error) {
       const delay = REFRESH_RETRY_DELAYS_MS[tries];
       if (delay === undefined || !failedOnTheWay(error)) throw error;
+      if (performance.now() + delay >= deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }

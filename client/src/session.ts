@@ -36,12 +36,19 @@ export class Session {
     return this.options.store.get();
   }
 
-  /** The tokens to make a call with, renewed first when the access token is about to expire. */
-  async forCall(): Promise<Tokens | null> {
+  /**
+   * The tokens to make a call with, renewed first when the access token is about to expire.
+   * `sameAccount`: `null` (as if signed out) when the renewal found another user signed in
+   * meanwhile, for a call that was made for the user who is gone.
+   */
+  async forCall({ sameAccount = false } = {}): Promise<Tokens | null> {
     const tokens = await this.tokens();
     const expiresAt = tokens?.expiresAt;
     if (tokens === null || expiresAt === undefined) return tokens;
-    return this.options.now() < expiresAt - RENEW_MARGIN_MS ? tokens : this.renew(tokens);
+    if (this.options.now() < expiresAt - RENEW_MARGIN_MS) return tokens;
+    const renewed = await this.renew(tokens);
+    if (!sameAccount || renewed === null) return renewed;
+    return accountOf(renewed) === accountOf(tokens) ? renewed : null;
   }
 
   /**
@@ -66,6 +73,16 @@ export class Session {
     if (had !== null) this.options.onSignedOut?.();
   }
 
+  /**
+   * Forgets the tokens if they are still `ended`'s (one session's, however often refreshed
+   * meanwhile: its access token names it), not a sign-in made meanwhile, here or in a tab.
+   */
+  async signOutOf(ended: Tokens | null): Promise<void> {
+    const current = await this.tokens();
+    if (current === null || ended === null || sessionOf(current) !== sessionOf(ended)) return;
+    await this.signOut();
+  }
+
   private async refreshFrom(stale: Pick<Tokens, 'accessToken'>): Promise<Tokens | null> {
     const current = await this.tokens();
     // Signed out meanwhile, or already renewed (by an earlier refresh, or a tab sharing the store).
@@ -88,11 +105,12 @@ export class Session {
 /**
  * A fetch that sends the session's access token. When the service answers 401, it renews the
  * tokens (one refresh for every call that got a 401 at the same time) and sends the call again,
- * once; signed out, the 401 stands.
+ * once; signed out, the 401 stands. A call belongs to the user signed in when it was made: if
+ * another signed in meanwhile (a tab sharing the store), it is not made as them.
  */
 export function authorizedFetch(session: Session, fetch: Fetch): Fetch {
   return async (request) => {
-    const tokens = await session.forCall();
+    const tokens = await session.forCall({ sameAccount: true });
     if (tokens === null) return fetch(request);
     const again = request.clone();
     const response = await fetch(withBearer(request, tokens.accessToken));
@@ -101,11 +119,28 @@ export function authorizedFetch(session: Session, fetch: Fetch): Fetch {
       await response.body?.cancel();
       throw error;
     });
-    if (renewed === null) return response;
+    // Signed out; or signed in again as someone else meanwhile (a tab sharing the store): the
+    // call was made for the user who is gone, and must not be made as another.
+    if (renewed === null || accountOf(renewed) !== accountOf(tokens)) return response;
     await response.body?.cancel();
     return fetch(withBearer(again, renewed.accessToken));
   };
 }
+
+/** A claim of the access token (API.md: `sub`, the user; `sid`, the session); not verified. */
+function claimOf(tokens: Tokens, claim: 'sub' | 'sid'): unknown {
+  try {
+    const payload = tokens.accessToken.split('.')[1] ?? '';
+    const base64 = payload.replaceAll('-', '+').replaceAll('_', '/');
+    const json = new TextDecoder().decode(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
+    return (JSON.parse(json) as Record<string, unknown>)[claim];
+  } catch {
+    return undefined; // not a JWT (tokens of a test double): treated as one account and session
+  }
+}
+
+const accountOf = (tokens: Tokens) => claimOf(tokens, 'sub');
+const sessionOf = (tokens: Tokens) => claimOf(tokens, 'sid');
 
 function withBearer(request: Request, accessToken: string): Request {
   request.headers.set('Authorization', `Bearer ${accessToken}`);

@@ -204,6 +204,23 @@ describe.each(backends)('the client keeps and renews its tokens ($name)', (backe
     expect(device.count(REFRESH)).toBe(1);
   });
 
+  it('gives up a refresh that gets no answer 9 s after it began (inside the grace), keeping the tokens', async () => {
+    const device = new Device();
+    let signedOut = 0;
+    const { client } = await registered(baseUrl, device, { onSignedOut: () => signedOut++ });
+    const before = await client.tokens();
+    t.clock.advance(EXPIRED);
+    device.hangNext(REFRESH);
+    const began = performance.now();
+    await expect(client.GET('/api/profile')).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(performance.now() - began).toBeGreaterThanOrEqual(8_900);
+    expect(performance.now() - began).toBeLessThan(9_900);
+    expect(device.count(REFRESH)).toBe(1); // no try would have ended inside the grace
+    expect(await client.tokens()).toEqual(before);
+    expect((await client.GET('/api/profile')).user).toBeDefined();
+    expect(signedOut).toBe(0);
+  }, 15_000);
+
   it('tries a refresh whose answer was lost again with the same token, inside the 10 s grace: still signed in', async () => {
     const device = new Device();
     let signedOut = 0;

@@ -34,7 +34,7 @@ export class Device {
     if (failing === undefined || made !== failing.request || failing.times === 0)
       return globalThis.fetch(request);
     failing.times -= 1;
-    if (failing.answer !== undefined) return failing.answer();
+    if (failing.answer !== undefined) return failing.answer(request);
     if (!failing.answerLost) throw new TypeError('fetch failed: the network is down');
     await (await globalThis.fetch(request)).arrayBuffer();
     throw new TypeError('fetch failed: the connection was reset');
@@ -53,8 +53,23 @@ export class Device {
    * The next `times` such requests get `answer` (e.g. a 503 of a proxy in front of the service)
    * and never reach the service.
    */
-  answerNext(request: string, answer: () => Response, times = 1): void {
+  answerNext(
+    request: string,
+    answer: (request: Request) => Response | Promise<Response>,
+    times = 1,
+  ): void {
     this.failing = { request, times, answerLost: false, answer };
+  }
+
+  /** The next such request never gets an answer (a dead connection): it ends only if aborted. */
+  hangNext(request: string): void {
+    this.answerNext(
+      request,
+      (sent) =>
+        new Promise((_, reject) => {
+          sent.signal.addEventListener('abort', () => reject(sent.signal.reason as Error));
+        }),
+    );
   }
 
   /** The next such request reaches the service, which answers, but the answer is lost on the way. */

@@ -6,10 +6,14 @@ import { createAccountClient, memoryTokenStore, type Tokens } from '../../client
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
-const signedIn = (name: string) => ({
+/** An access token shaped as the service's (API.md: a JWT naming the user and the session). */
+const accessToken = (user: string, session = `${user}-session`) =>
+  `e30.${Buffer.from(JSON.stringify({ sub: user, sid: session })).toString('base64url')}.sig`;
+
+const signedIn = (name: string, user = name) => ({
   message: 'Login successful',
-  user: { id: name },
-  access_token: `${name}-access`,
+  user: { id: user },
+  access_token: accessToken(user, `${user}-session`),
   refresh_token: `${name}-refresh`,
   token_type: 'Bearer',
   expires_in: 900,
@@ -27,12 +31,14 @@ function nearExpiry() {
     calls.push(`${path} ${request.headers.get('authorization') ?? ''}`.trim());
     if (path === '/api/refresh-token') return refreshAnswer;
     if (path === '/api/login') return json(200, signedIn('bob'));
+    if (path === '/api/profile' && request.headers.get('authorization') === null)
+      return json(401, { message: 'Unauthorized', error: 'unauthorized' });
     if (path === '/api/profile') return json(200, { user: { id: 'someone' } });
     throw new Error(`unexpected ${path}`);
   };
   let signedOut = 0;
   const tokens: Tokens = {
-    accessToken: 'ada-access',
+    accessToken: accessToken('ada'),
     refreshToken: 'ada-refresh',
     expiresAt: NOW + 10_000,
   };
@@ -43,7 +49,8 @@ function nearExpiry() {
     now: () => NOW,
     onSignedOut: () => (signedOut += 1),
   });
-  const renewed = () => answer(json(200, { ...signedIn('ada2'), message: 'Token refreshed' }));
+  const renewed = () =>
+    answer(json(200, { ...signedIn('ada2', 'ada'), message: 'Token refreshed' }));
   return { api, calls, renewed, signedOut: () => signedOut };
 }
 
@@ -61,16 +68,102 @@ describe('a refresh under way', () => {
     expect(signedOut()).toBe(1);
   });
 
-  it('does not replace the tokens of a sign-in made meanwhile', async () => {
+  it('does not replace the tokens of a sign-in made meanwhile, nor make the call as that user', async () => {
     const { api, calls, renewed } = nearExpiry();
-    const call = api.GET('/api/profile');
+    const call = api.GET('/api/profile').catch((error: unknown) => error);
     await flush();
     await api.signOut();
     await api.login({ email: 'bob@example.test', password: 'a-Quiet-harbour-93' });
     renewed();
-    await call;
-    expect((await api.tokens())?.accessToken).toBe('bob-access');
-    // The call that waited for the refresh went out as the user signed in now, not as the old one.
-    expect(calls.at(-1)).toBe('/api/profile Bearer bob-access');
+    // The call was made for Ada, who is gone: it goes out as no one (401), never as Bob.
+    expect(await call).toMatchObject({ status: 401, error: 'unauthorized' });
+    expect((await api.tokens())?.accessToken).toBe(accessToken('bob'));
+    expect(calls.at(-1)).toBe('/api/profile');
   });
+
+  it('goes on as the same user when only the session was renewed meanwhile', async () => {
+    const { api, calls, renewed } = nearExpiry();
+    const call = api.GET('/api/profile');
+    await flush();
+    renewed();
+    await call;
+    expect(calls.at(-1)).toBe(`/api/profile Bearer ${accessToken('ada')}`);
+  });
+});
+
+describe('a call refused 401 while another user signs in', () => {
+  it('is not sent again as that user (a write for Ada must not land on Bob)', async () => {
+    let answer: (response: Response) => void = () => undefined;
+    const refreshAnswer = new Promise<Response>((resolve) => (answer = resolve));
+    const calls: string[] = [];
+    const fetch = async (request: Request) => {
+      const path = new URL(request.url).pathname;
+      const bearer = request.headers.get('authorization') ?? '';
+      calls.push(`${request.method} ${path} ${bearer}`.trim());
+      if (path === '/api/refresh-token') return refreshAnswer;
+      if (path === '/api/login') return json(200, signedIn('bob'));
+      if (bearer === `Bearer ${accessToken('bob')}`) return json(200, { user: { id: 'bob' } });
+      return json(401, { message: 'Unauthorized', error: 'unauthorized' });
+    };
+    // No expiry known: the token is renewed when the service refuses it.
+    const store = memoryTokenStore({ accessToken: accessToken('ada'), refreshToken: 'ada-r' });
+    const api = createAccountClient({ baseUrl: 'https://api.example.test', fetch, store });
+    const call = api
+      .PATCH('/api/profile', { body: { bio: "Ada's bio" } })
+      .catch((error: unknown) => error);
+    await flush(); // refused, and the refresh sent
+    await api.login({ email: 'bob@example.test', password: 'a-Quiet-harbour-93' });
+    answer(json(200, { ...signedIn('ada2', 'ada'), message: 'Token refreshed' }));
+    expect(await call).toMatchObject({ status: 401 });
+    expect(calls.filter((made) => made.startsWith('PATCH'))).toEqual([
+      `PATCH /api/profile Bearer ${accessToken('ada')}`,
+    ]);
+    expect((await api.tokens())?.accessToken).toBe(accessToken('bob'));
+  });
+});
+
+describe('a logout under way', () => {
+  /** Ada signed in; the logout's answer held back, or its request failing as `logout` says. */
+  function loggingOut(logout: 'held' | 'network down' | 503) {
+    let answer: (response: Response) => void = () => undefined;
+    const logoutAnswer = new Promise<Response>((resolve) => (answer = resolve));
+    const fetch = async (request: Request) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/api/login') return json(200, signedIn('bob'));
+      if (path !== '/api/logout') throw new Error(`unexpected ${path}`);
+      if (logout === 'network down') throw new TypeError('fetch failed');
+      if (logout === 503) return json(503, { message: 'Unavailable', error: 'unavailable' });
+      return logoutAnswer;
+    };
+    let signedOut = 0;
+    const store = memoryTokenStore({ accessToken: accessToken('ada'), refreshToken: 'ada-r' });
+    const api = createAccountClient({
+      baseUrl: 'https://api.example.test',
+      fetch,
+      store,
+      onSignedOut: () => (signedOut += 1),
+    });
+    return { api, answered: () => answer(json(200, {})), signedOut: () => signedOut };
+  }
+
+  it('does not forget a sign-in made meanwhile (here or in a tab sharing the store)', async () => {
+    const { api, answered, signedOut } = loggingOut('held');
+    const logout = api.logout();
+    await flush();
+    await api.login({ email: 'bob@example.test', password: 'a-Quiet-harbour-93' });
+    answered();
+    await logout;
+    expect((await api.tokens())?.accessToken).toBe(accessToken('bob'));
+    expect(signedOut()).toBe(0);
+  });
+
+  it.each(['network down', 503] as const)(
+    'that fails (%s) keeps the tokens: the session is still alive and the logout can be tried again',
+    async (failure) => {
+      const { api, signedOut } = loggingOut(failure);
+      await expect(api.logout()).rejects.toBeDefined();
+      expect((await api.tokens())?.accessToken).toBe(accessToken('ada'));
+      expect(signedOut()).toBe(0);
+    },
+  );
 });
