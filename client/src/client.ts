@@ -131,7 +131,11 @@ export function createAccountClient(options: AccountClientOptions): AccountClien
         tokens: () => session.forCall(),
         renew: (refused) => session.renew(refused),
         now,
-        history: restHistory(get, chatOptions.pageSize ?? CHANGES_PAGE_SIZE),
+        history: restHistory(
+          get,
+          chatOptions.pageSize ?? CHANGES_PAGE_SIZE,
+          chatOptions.catchUpTimeoutMs,
+        ),
       },
       chatOptions,
     );

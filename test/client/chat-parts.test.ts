@@ -165,3 +165,30 @@ describe('catching up', () => {
     expect(delivered).toEqual([]);
   });
 });
+
+describe('read positions', () => {
+  it('an older read arriving after a newer one (two devices, swapped on the way) is dropped; an equal one passes', async () => {
+    const history: ChatHistory = {
+      changes: async () => null,
+      overview: async () => ({ conversations: [], next_cursor: null, unread: {} as never }),
+    };
+    const delivered: unknown[] = [];
+    const catchUp = new ChatCatchUp(history, (event) => delivered.push(event));
+    const read = (conversation: string, seq: number, unread: number) =>
+      catchUp.receive({
+        type: 'conversation.read',
+        conversation_id: conversation,
+        last_read_seq: seq,
+        unread_count: unread,
+      });
+    await read('c', 5, 2);
+    await read('c', 3, 4); // overtaken: its unread count is stale
+    await read('d', 1, 0); // another conversation keeps its own position
+    await read('c', 5, 1); // the same position, a message deleted since
+    expect(delivered.map((e) => Object.values(e as object).slice(1))).toEqual([
+      ['c', 5, 2],
+      ['d', 1, 0],
+      ['c', 5, 1],
+    ]);
+  });
+});

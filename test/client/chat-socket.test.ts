@@ -1,7 +1,12 @@
 // The client's chat connection against the service on a real port: first-frame authentication,
 // renewal before expiry, reconnection, API.md's catch-up rule, and the close codes that stop it.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatConnection, ChatMessageEvent, Tokens } from '../../client/src/index.js';
+import type {
+  ChatConnection,
+  ChatConnectionOptions,
+  ChatMessageEvent,
+  Tokens,
+} from '../../client/src/index.js';
 import { twoMembers } from '../chat/fixture.js';
 import { RealtimeApp } from '../chat/realtime/fixture.js';
 import { backends } from '../helpers/backends.js';
@@ -30,11 +35,19 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
   afterAll(() => rt?.close());
 
   /** A conversation, and the influencer's client connected to the chat socket. */
-  async function connected(options: Parameters<typeof clientOf>[2] = {}) {
+  async function connected(
+    options: Parameters<typeof clientOf>[2] = {},
+    chatOptions: ChatConnectionOptions = {},
+  ) {
     const pair = await twoMembers(rt.t);
     const { api, device, store } = clientOf(rt, pair.influencer.account, options);
     const sockets = new Sockets();
-    const chat = api.connectChat({ webSocketImpl: sockets.impl, backoff: QUICK, pageSize: 2 });
+    const chat = api.connectChat({
+      webSocketImpl: sockets.impl,
+      backoff: QUICK,
+      pageSize: 2,
+      ...chatOptions,
+    });
     opened.push(chat);
     const states = recorded(chat, 'state');
     const messages = recorded(chat, 'message');
@@ -131,6 +144,27 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
     expect(device.count(`GET /api/chat/conversations/${id}/changes`)).toBe(2); // pages of 2
     expect(chat.version(id)).toBe(5);
     expect(sockets.made).toHaveLength(1);
+  });
+
+  it('gives up a catch-up request that gets no answer, reconnects, and catches up then', async () => {
+    const { fan, id, device, sockets, chat, messages } = await connected(
+      {},
+      { catchUpTimeoutMs: 300 },
+    );
+    const errors = recorded(chat, 'error');
+    await fan.sent(id, 'one');
+    await until(() => messages.length === 1, 'the first message');
+    sockets.last.losing = true;
+    await fan.sent(id, 'two');
+    await until(() => sockets.last.lost.length === 1, 'a lost event');
+    sockets.last.losing = false;
+    device.hangNext(`GET /api/chat/conversations/${id}/changes`);
+    await fan.sent(id, 'three'); // a gap: its changes request never gets an answer
+
+    await until(() => messages.length === 3, 'the missed messages, after a reconnect');
+    expect(brief(messages).map(([, seq]) => seq)).toEqual([1, 2, 3]);
+    expect((errors[0] as Error).name).toBe('TimeoutError');
+    expect(sockets.made).toHaveLength(2);
   });
 
   it('reconnects after the service drops the socket, and catches up what it missed meanwhile', async () => {
@@ -232,6 +266,23 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
     expect(chat.state.status).toBe('closed');
     expect(sockets.made).toHaveLength(0);
     expect(device.count(REFRESH)).toBe(0);
+  });
+
+  it('closed by an error listener (its token could not be had), stays closed: no reconnect', async () => {
+    const pair = await twoMembers(rt.t);
+    const { api, device } = clientOf(rt, pair.fan.account, { expiresInMs: 10_000 }); // near expiry
+    device.answerNext(REFRESH, () =>
+      Response.json({ message: 'Slow down', error: 'rate_limited' }, { status: 429 }),
+    );
+    const sockets = new Sockets();
+    const chat = api.connectChat({ webSocketImpl: sockets.impl, backoff: QUICK });
+    const states = recorded(chat, 'state');
+    chat.on('error', () => chat.close());
+    await new Promise((resolve) => setTimeout(resolve, 300)); // past any reconnect's delay
+    expect(states.map((s) => s.status)).toEqual(['connecting', 'closed']);
+    expect(chat.state.status).toBe('closed');
+    expect(sockets.made).toHaveLength(0);
+    expect(device.count(REFRESH)).toBe(1);
   });
 
   it('says why and stops when no WebSocket can be made (ws:// from an https page)', async () => {

@@ -15,6 +15,13 @@ export async function startService(backend: Backend): Promise<{ t: TestApp; base
   return { t, baseUrl: await t.listen() };
 }
 
+interface Failing {
+  readonly request: string;
+  times: number;
+  readonly answerLost: boolean;
+  readonly answer?: (request: Request) => Response | Promise<Response>;
+}
+
 /**
  * One device's network: real fetch, with the device's own client address (the per-IP limits,
  * shared through Redis with other suites, then see devices, not 127.0.0.1), recording every
@@ -23,8 +30,7 @@ export async function startService(backend: Backend): Promise<{ t: TestApp; base
 export class Device {
   readonly requests: string[] = [];
   private readonly ip = randomIp();
-  private failing:
-    { request: string; times: number; answerLost: boolean; answer?: () => Response } | undefined;
+  private failing: Failing | undefined;
 
   readonly fetch: Fetch = async (request) => {
     const made = `${request.method} ${new URL(request.url).pathname}`;

@@ -4,6 +4,7 @@ import type {
   ChatMessage,
   ChatMessageEvent,
   Conversation,
+  ConversationReadEvent,
   UnreadCounts,
 } from './events.js';
 import type { MessageFrame, ServerFrame } from './frames.js';
@@ -41,6 +42,8 @@ const PARALLEL_CATCH_UPS = 4;
  */
 export class ChatCatchUp {
   private readonly versions = new Map<string, number>();
+  /** The highest read position handed over per conversation (see `read`). */
+  private readonly readUpTo = new Map<string, number>();
   private readonly history: ChatHistory;
   private readonly deliver: (event: ChatEvent) => void;
   private queue: Promise<void> = Promise.resolve();
@@ -95,6 +98,7 @@ export class ChatCatchUp {
       case 'message.deleted':
         return this.apply(frame);
       case 'conversation.read':
+        return this.read(frame);
       case 'typing':
         return this.deliver(frame);
       case 'pong':
@@ -109,6 +113,19 @@ export class ChatCatchUp {
     if (own !== undefined && version > own + 1) return this.catchUp(id); // missed some
     this.versions.set(id, version);
     this.deliver({ type, conversation_id: id, version, chat_message, source: 'socket' });
+  }
+
+  /**
+   * A read position never moves back, but two reads (two devices) committed a moment apart can
+   * reach the socket swapped (through two instances, or one before a reconnect and one after):
+   * the older one, and its unread count, must not be the last the app hears. An equal one is
+   * handed over (its unread count may be newer: a message deleted since).
+   */
+  private read(frame: ConversationReadEvent): void {
+    const known = this.readUpTo.get(frame.conversation_id);
+    if (known !== undefined && frame.last_read_seq < known) return;
+    this.readUpTo.set(frame.conversation_id, frame.last_read_seq);
+    this.deliver(frame);
   }
 
   /** Pages `changes` from the conversation's version until `has_more` is false. */

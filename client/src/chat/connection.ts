@@ -20,6 +20,11 @@ export interface ChatConnectionOptions extends LivenessOptions {
   readonly random?: () => number;
   /** Messages per `changes` page while catching up (1–200); default 100. */
   readonly pageSize?: number;
+  /**
+   * How long a catch-up request may go unanswered (ms); default 20 s. Then it fails, and the
+   * connection reconnects (a request that never ends would hold every later event).
+   */
+  readonly catchUpTimeoutMs?: number;
 }
 
 /** What the connection needs of the account client. */
@@ -129,6 +134,7 @@ export class ChatConnection {
     } catch (error) {
       if (this.stopped) return;
       this.listeners.emit('error', error); // the refresh failed: network, 429, 503
+      if (this.stopped) return; // a listener closed the connection
       return this.retry(undefined);
     }
     if (this.stopped) return;

@@ -2,14 +2,27 @@ import type { CallMethod } from '../client.js';
 import { ApiError } from '../errors.js';
 import type { ChatHistory } from './catch-up.js';
 
-/** Catching up through the typed REST calls (same tokens, same renewal as every other call). */
-export function restHistory(GET: CallMethod<'get'>, pageSize: number): ChatHistory {
+/** How long a catch-up request may go unanswered before the connection gives up on it. */
+export const CATCH_UP_TIMEOUT_MS = 20_000;
+
+/**
+ * Catching up through the typed REST calls (same tokens, same renewal as every other call). Every
+ * frame waits for the catch-up before it (ChatCatchUp), so a request without an answer would hold
+ * every later one forever: each ends after `timeoutMs`, and the connection reconnects.
+ */
+export function restHistory(
+  GET: CallMethod<'get'>,
+  pageSize: number,
+  timeoutMs = CATCH_UP_TIMEOUT_MS,
+): ChatHistory {
+  const within = () => AbortSignal.timeout(timeoutMs);
   return {
     async changes(id, sinceVersion) {
       const query = { since_version: String(sinceVersion), limit: String(pageSize) };
       try {
         return await GET('/api/chat/conversations/{id}/changes', {
           params: { path: { id }, query },
+          signal: within(),
         });
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) return null;
@@ -18,8 +31,8 @@ export function restHistory(GET: CallMethod<'get'>, pageSize: number): ChatHisto
     },
     async overview() {
       const [list, unread] = await Promise.all([
-        GET('/api/chat/conversations'),
-        GET('/api/chat/unread'),
+        GET('/api/chat/conversations', { signal: within() }),
+        GET('/api/chat/unread', { signal: within() }),
       ]);
       return { conversations: list.conversations, next_cursor: list.next_cursor, unread };
     },

@@ -54,6 +54,7 @@ export class Renewal {
     } catch (error) {
       if (this.stopped) return;
       this.hooks.failed(error);
+      if (this.stopped) return; // `failed` closed the connection
       return this.after(RETRY_MS);
     }
     if (this.stopped) return;
