@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { ErrorBody } from '../http/schemas.js';
 
 export type DependencyCheck = () => Promise<void>;
 
@@ -74,7 +75,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{
         operationId: 'getReadiness',
         summary:
           'Readiness: 503 while the database is away; 200 "degraded" while only an optional dependency (Redis) is',
-        response: { 200: Readiness, 503: Readiness },
+        description:
+          'While the instance shuts down, a request that still reaches it gets 503 with the error body (`unavailable`), as every route does.',
+        // The shutdown's 503 (http/draining.ts) is the error body, not a readiness.
+        response: { 200: Readiness, 503: Type.Union([Readiness, Type.Ref(ErrorBody)]) },
       },
     },
     async (_request, reply) => {
