@@ -9,7 +9,7 @@ import { authRoutes } from './auth/routes.js';
 import { User } from './auth/schemas.js';
 import type { Config } from './config.js';
 import type { ServiceContext } from './context.js';
-import { openDatabase } from './db/database.js';
+import { openDatabase, serviceDatabaseOptions } from './db/database.js';
 import type { EventBus } from './events/bus.js';
 import { openEventBus } from './events/open-bus.js';
 import { countingPublications } from './events/counted-bus.js';
@@ -154,7 +154,7 @@ export async function buildApp(
   const box = createSecretBox(keys.secretBox);
   // Every answer the database gives tells its outage log it is back (when it was away).
   const db = (
-    await openDatabase(config.database, { poolSize: config.databasePoolSize })
+    await openDatabase(config.database, serviceDatabaseOptions(config))
   ).withPlugin(reportAnswers(databaseOutage));
   await migrate(config.database, db);
 

@@ -7,6 +7,11 @@ export interface Config {
   readonly database: DatabaseLocation;
   /** PostgreSQL connections per instance. */
   readonly databasePoolSize: number;
+  /**
+   * Who sets PostgreSQL's `statement_timeout`: the service, on each connection it opens (the
+   * default), or the database role's own setting (PgBouncer refuses the startup parameter).
+   */
+  readonly statementTimeoutSetBy: 'service' | 'role';
   readonly redisUrl: string | undefined;
   /** Undefined only for SQLite, where the secret is generated into the data directory. */
   readonly appSecret: string | undefined;
@@ -54,6 +59,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: nonEmpty('HOST', env.HOST) ?? '127.0.0.1',
     database,
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
+    statementTimeoutSetBy: parseStatementTimeoutSetBy(env.DATABASE_STATEMENT_TIMEOUT_SET_BY),
     redisUrl: parseUrl('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:'], { host: true }),
     appSecret,
     passwordMinLength: parsePasswordMinLength(env.PASSWORD_MIN_LENGTH),
@@ -122,6 +128,12 @@ function parseAppSecret(value: string | undefined, database: DatabaseLocation): 
 function parsePoolSize(value: string | undefined): number {
   const raw = nonEmpty('DATABASE_POOL_SIZE', value);
   return raw === undefined ? 10 : parseInteger('DATABASE_POOL_SIZE', raw, 1, 1000);
+}
+
+function parseStatementTimeoutSetBy(value: string | undefined): 'service' | 'role' {
+  const raw = nonEmpty('DATABASE_STATEMENT_TIMEOUT_SET_BY', value) ?? 'service';
+  if (raw === 'service' || raw === 'role') return raw;
+  throw new ConfigError(`DATABASE_STATEMENT_TIMEOUT_SET_BY must be service or role, got "${raw}"`);
 }
 
 function parsePasswordMinLength(value: string | undefined): number {

@@ -23,6 +23,10 @@ function expectConfigError(env: Record<string, string>, message: RegExp): void {
 describe('loadConfig: defaults (API.md, Configuration)', () => {
   const config = loadConfig({});
 
+  it('the service sets PostgreSQL’s statement_timeout on its connections', () => {
+    expect(config.statementTimeoutSetBy).toBe('service');
+  });
+
   it('PORT 3000, HOST 127.0.0.1', () => {
     expect(config.port).toBe(3000);
     expect(config.host).toBe('127.0.0.1');
@@ -62,6 +66,7 @@ describe('loadConfig: values given', () => {
       SMTP_URL: 'smtps://user:pass@mail.example.test:465',
       MAIL_FROM: 'Accounts <accounts@example.test>',
       PUBLIC_URL: 'https://auth.example.test',
+      DATABASE_STATEMENT_TIMEOUT_SET_BY: 'role',
     });
     expect(config).toMatchObject({
       port: 4000,
@@ -73,6 +78,7 @@ describe('loadConfig: values given', () => {
       smtpUrl: 'smtps://user:pass@mail.example.test:465',
       mailFrom: 'Accounts <accounts@example.test>',
       publicUrl: 'https://auth.example.test',
+      statementTimeoutSetBy: 'role',
     });
   });
 
@@ -112,6 +118,11 @@ describe('loadConfig: values given', () => {
 
 describe('loadConfig: bad values throw a ConfigError with a clear message', () => {
   it('PORT=abc', () => expectConfigError({ PORT: 'abc' }, /PORT/));
+  it('DATABASE_STATEMENT_TIMEOUT_SET_BY=pgbouncer', () =>
+    expectConfigError(
+      { DATABASE_STATEMENT_TIMEOUT_SET_BY: 'pgbouncer' },
+      /DATABASE_STATEMENT_TIMEOUT_SET_BY must be service or role/,
+    ));
   it('PORT=70000', () => expectConfigError({ PORT: '70000' }, /PORT.*65535/));
   it('PORT=-1 and PORT=3000.5', () => {
     expectConfigError({ PORT: '-1' }, /PORT/);

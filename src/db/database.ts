@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, sql, type LogConfig } from 'kysely';
-import type { DatabaseLocation } from '../config.js';
+import type { Config, DatabaseLocation } from '../config.js';
 import { PlannedOnceSqliteDialect } from './sqlite-dialect.js';
 import { kyselyPool } from './postgres-pool.js';
 import type { Database } from './tables.js';
@@ -16,7 +16,21 @@ export interface DatabaseOptions {
   readonly log?: LogConfig;
   /** PostgreSQL: how long a query may take before the client gives up (0: no limit). */
   readonly queryTimeoutMs?: number;
+  /**
+   * PostgreSQL: whether each connection asks the server to cancel a statement at the same
+   * timeout (the startup parameter `statement_timeout`). PgBouncer refuses the parameter: there,
+   * the role's own setting stands (`ALTER ROLE … SET statement_timeout`). Default true.
+   */
+  readonly statementTimeoutOnConnect?: boolean;
 }
+
+/** The service's own connections, as configured. */
+export const serviceDatabaseOptions = (
+  config: Pick<Config, 'databasePoolSize' | 'statementTimeoutSetBy'>,
+): DatabaseOptions => ({
+  poolSize: config.databasePoolSize,
+  statementTimeoutOnConnect: config.statementTimeoutSetBy === 'service',
+});
 
 /** Only the driver in use is loaded: an SQLite deployment never pays for `pg`, and vice versa. */
 export async function openDatabase(
@@ -79,7 +93,9 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Db> 
     query_timeout: options.queryTimeoutMs ?? 10_000,
     // The server gives up at the same moment, so a statement the client stopped waiting for does
     // not run on holding its locks (the client is closed all the same: postgres-pool.ts).
-    statement_timeout: options.queryTimeoutMs ?? 10_000,
+    ...(options.statementTimeoutOnConnect !== false && {
+      statement_timeout: options.queryTimeoutMs ?? 10_000,
+    }),
     idleTimeoutMillis: 30_000,
     // Our BIGINT columns hold epoch milliseconds, well inside Number's exact range.
     types: {

@@ -8,6 +8,10 @@ const UNAVAILABLE_CODES = new Set([
   'ECONNRESET',
   'ETIMEDOUT',
   'EPIPE',
+  'ENOTFOUND', // the host name does not resolve (a DNS failure, or its record is gone)
+  'EAI_AGAIN', // the resolver did not answer
+  'EHOSTUNREACH',
+  'ENETUNREACH',
   'SQLITE_BUSY',
   '57014', // query_canceled: statement_timeout, the server's side of the query timeout
   '57P01', // admin_shutdown
@@ -18,7 +22,10 @@ const UNAVAILABLE_CODES = new Set([
   '08000',
   '08001',
   '08003',
+  '08004', // sqlserver_rejected_establishment_of_sqlconnection
   '08006',
+  '08P01', // protocol_violation: what PgBouncer answers when it cannot get a server connection
+  '53300', // too_many_connections: more instances × pool size than max_connections
 ]);
 
 // `is not queryable`: pg's client after its connection died between a transaction's queries.

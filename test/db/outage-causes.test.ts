@@ -1,0 +1,55 @@
+// Ways a database can be away that are no bug of ours: each answers 503 (and is counted by the
+// outage log) rather than 500 with a stack trace in the log.
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/database.js';
+import { isDatabaseUnavailable } from '../../src/db/outage.js';
+
+const adminUrl = process.env.TEST_DATABASE_URL;
+if (!adminUrl)
+  console.warn('TEST_DATABASE_URL not set: skipping its part of test/db/outage-causes.');
+
+/** The error `select 1` fails with on a fresh pool to `url`. */
+async function failureOf(url: string): Promise<Error & { code?: string }> {
+  const db = await openDatabase({ kind: 'postgres', url }, { poolSize: 1 });
+  try {
+    await sql`select 1`.execute(db);
+  } catch (error) {
+    return error as Error;
+  } finally {
+    await db.destroy();
+  }
+  throw new Error(`select 1 on ${url} answered`);
+}
+
+describe('a database that cannot be reached', () => {
+  it('a host name that does not resolve (a DNS failure) is the database away', async () => {
+    const error = await failureOf('postgres://app@database.invalid:5432/app');
+    expect(['ENOTFOUND', 'EAI_AGAIN']).toContain(error.code);
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+});
+
+describe.skipIf(!adminUrl)('PostgreSQL refusing connections', () => {
+  const role = `test_full_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  beforeAll(async () => {
+    await admin.connect();
+    // Every connection over its limit: as with more instances × pool size than max_connections.
+    await admin.query(`create role ${role} login connection limit 0`);
+  });
+  afterAll(async () => {
+    await admin.query(`drop role if exists ${role}`);
+    await admin.end();
+  });
+
+  it('too many connections (53300) is the database away', async () => {
+    const url = new URL(adminUrl!);
+    url.username = role;
+    const error = await failureOf(url.toString());
+    expect(error.code).toBe('53300');
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+});
