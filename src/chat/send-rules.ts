@@ -1,5 +1,6 @@
-import { isBlocked, type BlockRelation } from '../blocks/service.js';
+import { blockRelation, isBlocked, type BlockRelation } from '../blocks/service.js';
 import type { ServiceContext } from '../context.js';
+import type { Db } from '../db/database.js';
 import type { DmPolicy } from '../db/tables.js';
 import { Errors, type ApiError } from '../errors.js';
 import { dmPolicyAllows, dmPolicyRefusal } from '../influencer/dm-policy.js';
@@ -35,6 +36,26 @@ export function sendRefusal(facts: SendFacts): ApiError | undefined {
   const blocked = blockRefusal(facts.block);
   if (blocked !== undefined) return blocked;
   return facts.policy === null ? undefined : dmPolicyRefusal(facts.policy, facts.follows);
+}
+
+/**
+ * Why `userId` may not start a conversation with `influencerId` now: no influencer profile (404),
+ * blocks, then DM policy; undefined if they may. Asked before the start's write, and again inside
+ * its transaction, so that a block or the profile's deletion committed meanwhile wins.
+ */
+export async function startRefusal(
+  db: Db,
+  userId: string,
+  influencerId: string,
+): Promise<ApiError | undefined> {
+  const policy = (await dmPoliciesOf(db, [influencerId])).get(influencerId);
+  if (policy === undefined) return Errors.notFound();
+  return sendRefusal({
+    peerId: influencerId,
+    block: await blockRelation(db, userId, influencerId),
+    policy,
+    follows: (await followedAmong(db, userId, [influencerId])).has(influencerId),
+  });
 }
 
 /**

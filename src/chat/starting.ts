@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../accounts/caller.js';
-import { blockRelation } from '../blocks/service.js';
 import type { ServiceContext } from '../context.js';
 import { isForeignKeyViolation } from '../db/dialect.js';
 import { canonicalRowId } from '../db/ids.js';
 import { Errors } from '../errors.js';
-import { followedAmong } from '../influencer/follows.store.js';
-import { findProfile } from '../influencer/profiles.store.js';
 import type { ConversationView } from './conversation-views.js';
 import { getConversation } from './conversations.js';
 import { findConversationByPair, insertConversation, pairKey } from './conversations.store.js';
 import { findMembership } from './membership.js';
-import { sendRefusal } from './send-rules.js';
+import { startRefusal } from './send-rules.js';
 import { inTransaction } from '../db/transaction.js';
 
 export interface Started {
@@ -23,7 +20,8 @@ export interface Started {
 /**
  * The caller's conversation with an influencer: the existing one of the pair if there is one
  * (even if the profile was deleted since), else a new one, if blocks, the influencer's DM policy
- * and the caller's hourly budget allow. The pair's unique key makes concurrent starts create one.
+ * and the caller's hourly budget allow, checked again inside the write's transaction. The pair's
+ * unique key makes concurrent starts create one.
  */
 export async function startConversation(
   ctx: ServiceContext,
@@ -36,22 +34,15 @@ export async function startConversation(
   if (influencerId === undefined) throw Errors.notFound();
   const existing = await findConversationByPair(ctx.db, userId, influencerId);
   if (existing !== undefined) return viewOf(ctx, userId, existing.id, false);
-  const profile = await findProfile(ctx.db, influencerId);
-  if (profile === undefined) throw Errors.notFound();
-  const refusal = sendRefusal({
-    peerId: influencerId,
-    block: await blockRelation(ctx.db, userId, influencerId),
-    policy: profile.dm_policy,
-    follows: (await followedAmong(ctx.db, userId, [influencerId])).has(influencerId),
-  });
+  const refusal = await startRefusal(ctx.db, userId, influencerId);
   if (refusal !== undefined) throw refusal;
 
   const takeBack = await ctx.limits.takeConversationStart(userId);
   const id = randomUUID();
   const now = ctx.clock();
   try {
-    await inTransaction(ctx.db, (trx) =>
-      insertConversation(trx, {
+    await inTransaction(ctx.db, async (trx) => {
+      await insertConversation(trx, {
         id,
         influencer_id: influencerId,
         starter_id: userId,
@@ -62,8 +53,12 @@ export async function startConversation(
         created_at: now,
         last_message_at: null,
         activity_at: now,
-      }),
-    );
+      });
+      // A block, the profile's deletion or a policy change committed since the checks above
+      // wins (one committed while this transaction runs is concurrent with it, as for sends).
+      const refusedMeanwhile = await startRefusal(trx, userId, influencerId);
+      if (refusedMeanwhile !== undefined) throw refusedMeanwhile;
+    });
   } catch (error) {
     await takeBack();
     // Two starts of one pair at once: the unique pair key let one through.

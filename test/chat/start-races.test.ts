@@ -1,0 +1,105 @@
+// A start checks blocks, the profile and DM policy before it writes; these tests hold it between
+// the two (a gate after its first check) while something that forbids it commits.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type * as SendRules from '../../src/chat/send-rules.js';
+import { backends } from '../helpers/backends.js';
+import { TestApp } from '../helpers/test-app.js';
+import { creator } from '../influencer/support.js';
+import { ChatClient, errorOf, start } from './fixture.js';
+
+const gate = vi.hoisted(() => ({
+  next: undefined as { entered: () => void; until: Promise<void> } | undefined,
+}));
+
+vi.mock('../../src/chat/send-rules.js', async (importOriginal) => {
+  const original = await importOriginal<typeof SendRules>();
+  return {
+    ...original,
+    startRefusal: async (...args: Parameters<typeof original.startRefusal>) => {
+      const refusal = await original.startRefusal(...args);
+      const held = gate.next;
+      gate.next = undefined; // the check inside the transaction goes through
+      held?.entered();
+      await held?.until;
+      return refusal;
+    },
+  };
+});
+
+/** Holds the next start after its first check; `inside` resolves once it waits there. */
+function holdNextStart() {
+  let release!: () => void;
+  let entered!: () => void;
+  const until = new Promise<void>((resolve) => (release = resolve));
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  gate.next = { entered, until };
+  return { release, inside };
+}
+
+describe.each(backends)('a start racing what forbids it ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  async function pair(fields: Record<string, unknown> = { dm_policy: 'everyone' }) {
+    const made = await creator(t, { display_name: 'Ada Creator', ...fields });
+    return {
+      influencer: new ChatClient(t, made.account),
+      fan: new ChatClient(t, await t.register()),
+    };
+  }
+
+  const conversationsOf = (userId: string) =>
+    t.db.selectFrom('conversations').select('id').where('starter_id', '=', userId).execute();
+
+  /** Starts `fan`'s conversation, and commits `meanwhile` between its checks and its write. */
+  async function startWhile(fan: ChatClient, influencerId: string, meanwhile: () => Promise<void>) {
+    const held = holdNextStart();
+    const starting = start(fan, influencerId);
+    await held.inside;
+    await meanwhile();
+    held.release();
+    return starting;
+  }
+
+  it('a block committed after its checks refuses it (403 cannot_message): no conversation', async () => {
+    const { fan, influencer } = await pair();
+    const response = await startWhile(fan, influencer.userId, async () => {
+      expect((await influencer.call('PUT', `/api/blocks/${fan.userId}`)).statusCode).toBe(200);
+    });
+    expect(errorOf(response)).toEqual([403, 'cannot_message']);
+    expect(await conversationsOf(fan.userId)).toEqual([]);
+  });
+
+  it('the influencer profile deleted meanwhile: 404, and no conversation (its DM policy would no longer bind)', async () => {
+    const { fan, influencer } = await pair();
+    const response = await startWhile(fan, influencer.userId, async () => {
+      expect((await influencer.call('DELETE', '/api/influencers/me')).statusCode).toBe(200);
+    });
+    expect(errorOf(response)).toEqual([404, 'not_found']);
+    expect(await conversationsOf(fan.userId)).toEqual([]);
+  });
+
+  it("DM policy changed to 'nobody' meanwhile: 403 messages_disabled", async () => {
+    const { fan, influencer } = await pair();
+    const response = await startWhile(fan, influencer.userId, async () => {
+      const changed = await influencer.call('PATCH', '/api/influencers/me', {
+        dm_policy: 'nobody',
+      });
+      expect(changed.statusCode).toBe(200);
+    });
+    expect(errorOf(response)).toEqual([403, 'messages_disabled']);
+    expect(await conversationsOf(fan.userId)).toEqual([]);
+  });
+
+  it('what changed back before the write does not refuse it: 201', async () => {
+    const { fan, influencer } = await pair();
+    const response = await startWhile(fan, influencer.userId, async () => {
+      await influencer.call('PUT', `/api/blocks/${fan.userId}`);
+      await influencer.call('DELETE', `/api/blocks/${fan.userId}`);
+    });
+    expect(response.statusCode).toBe(201);
+  });
+});
