@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import type { components } from '../../client/src/schema.gen.js';
 import { insertConversation, pairKey } from '../../src/chat/conversations.store.js';
 import type { Account, TestApp } from '../helpers/test-app.js';
+import { creator } from '../influencer/support.js';
 
 /**
  * A conversation between a fan (who starts it) and an influencer, written straight into the
@@ -125,6 +126,17 @@ export type ChatMessageBody = components['schemas']['ChatMessage'];
 export type ConversationBody = components['schemas']['Conversation'];
 
 /** Two members of one conversation: `fan` started it with `influencer`. */
+/** A fan and an influencer (a profile with `fields`), as chat clients, with no conversation yet. */
+export async function fanAndCreator(
+  t: TestApp,
+  fields: Record<string, unknown> = { dm_policy: 'everyone' },
+) {
+  const made = await creator(t, { display_name: 'Ada Creator', ...fields });
+  const influencer = new ChatClient(t, made.account);
+  const fan = new ChatClient(t, await t.register());
+  return { fan, influencer, handle: made.handle };
+}
+
 export async function twoMembers(t: TestApp) {
   const fan = new ChatClient(t, await t.register());
   const influencer = new ChatClient(t, await t.register());

@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as SendRules from '../../src/chat/send-rules.js';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
-import { creator } from '../influencer/support.js';
-import { ChatClient, errorOf, start } from './fixture.js';
+import { errorOf, fanAndCreator, start, type ChatClient } from './fixture.js';
 
 const gate = vi.hoisted(() => ({
   next: undefined as { entered: () => void; until: Promise<void> } | undefined,
@@ -43,13 +42,7 @@ describe.each(backends)('a start racing what forbids it ($name)', (backend) => {
   });
   afterAll(() => t.close());
 
-  async function pair(fields: Record<string, unknown> = { dm_policy: 'everyone' }) {
-    const made = await creator(t, { display_name: 'Ada Creator', ...fields });
-    return {
-      influencer: new ChatClient(t, made.account),
-      fan: new ChatClient(t, await t.register()),
-    };
-  }
+  const pair = (fields?: Record<string, unknown>) => fanAndCreator(t, fields);
 
   const conversationsOf = (userId: string) =>
     t.db.selectFrom('conversations').select('id').where('starter_id', '=', userId).execute();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
 import { creator, follow } from '../influencer/support.js';
-import { ChatClient, errorOf, start, type ConversationBody } from './fixture.js';
+import { ChatClient, errorOf, fanAndCreator, start, type ConversationBody } from './fixture.js';
 
 describe.each(backends)('starting conversations ($name)', (backend) => {
   let t: TestApp;
@@ -12,13 +12,7 @@ describe.each(backends)('starting conversations ($name)', (backend) => {
   });
   afterAll(() => t.close());
 
-  /** A fan and an influencer (profile with `fields`), as chat clients. */
-  async function pair(fields: Record<string, unknown> = { dm_policy: 'everyone' }) {
-    const made = await creator(t, { display_name: 'Ada Creator', ...fields });
-    const influencer = new ChatClient(t, made.account);
-    const fan = new ChatClient(t, await t.register());
-    return { fan, influencer, handle: made.handle };
-  }
+  const pair = (fields?: Record<string, unknown>) => fanAndCreator(t, fields);
 
   const conversationOf = (response: { json(): { conversation: ConversationBody } }) =>
     response.json().conversation;
