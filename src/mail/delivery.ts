@@ -137,6 +137,7 @@ export class MailDelivery {
    */
   private async pass(): Promise<boolean> {
     try {
+      await this.forgetSent();
       const due = await this.findDue();
       for (const message of due) {
         if (this.stopped) break;
@@ -227,8 +228,8 @@ export class MailDelivery {
     clearInterval(renewal);
     log.info({ mailId: message.id, attempts: message.attempts }, 'e-mail delivered');
     // Sent: a failure from here on must not send it again (a code e-mail would get a new code,
-    // voiding the one just delivered). A row that cannot be deleted now is deleted when this
-    // instance next finds it due, instead of being sent.
+    // voiding the one just delivered). A row that cannot be deleted now is deleted at the next
+    // pass (forgetSent), and is never sent again by this instance.
     this.sentNotDeleted.add(message.id);
     await this.forget(message.id).catch((error: unknown) =>
       log.warn({ err: error, mailId: message.id }, 'e-mail delivered; its outbox row goes later'),
@@ -250,6 +251,16 @@ export class MailDelivery {
     }, timing.claimMs / 3);
     timer.unref();
     return timer;
+  }
+
+  /**
+   * Deletes the rows of messages sent whose deletion failed, at every pass, while their claims
+   * (renewed until the send ended, then good for `claimMs`) still keep other instances off them:
+   * waiting until they are due again would let every other instance find them due at the same
+   * moment, and send them again.
+   */
+  private async forgetSent(): Promise<void> {
+    for (const id of [...this.sentNotDeleted]) await this.forget(id);
   }
 
   private async forget(id: string): Promise<void> {
