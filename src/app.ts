@@ -157,6 +157,12 @@ export async function buildApp(
     await openDatabase(config.database, serviceDatabaseOptions(config))
   ).withPlugin(reportAnswers(databaseOutage));
   await migrate(config.database, db);
+  // Readiness asks PostgreSQL on a connection of its own: through the pool, a probe waiting behind
+  // a burst of requests would call a busy instance down, and every instance of a busy fleet with it.
+  const probeDb =
+    config.database.kind === 'postgres'
+      ? await openDatabase(config.database, { ...serviceDatabaseOptions(config), poolSize: 1 })
+      : db;
 
   const { store: limitStore, check: redisCheck } = await openLimitStore(config, clock, app.log);
 
@@ -188,6 +194,7 @@ export async function buildApp(
     await limitStore.close();
     await events.close();
     await db.destroy();
+    if (probeDb !== db) await probeDb.destroy();
   });
 
   const accessTokens = await createAccessTokens({ db, box, issuer: config.publicUrl, clock });
@@ -230,7 +237,7 @@ export async function buildApp(
   for (const schema of chatComponents) app.addSchema(schema);
 
   const dependencies: Record<string, Dependency> = {
-    database: { check: databaseCheck(db), optional: false },
+    database: { check: databaseCheck(probeDb), optional: false },
   };
   if (redisCheck !== undefined) dependencies.redis = { check: redisCheck, optional: true };
 
