@@ -153,9 +153,9 @@ export async function buildApp(
   const keys = deriveServerKeys(resolveAppSecret(config));
   const box = createSecretBox(keys.secretBox);
   // Every answer the database gives tells its outage log it is back (when it was away).
-  const db = (
-    await openDatabase(config.database, serviceDatabaseOptions(config))
-  ).withPlugin(reportAnswers(databaseOutage));
+  const db = (await openDatabase(config.database, serviceDatabaseOptions(config))).withPlugin(
+    reportAnswers(databaseOutage),
+  );
   await migrate(config.database, db);
   // Readiness asks PostgreSQL on a connection of its own: through the pool, a probe waiting behind
   // a burst of requests would call a busy instance down, and every instance of a busy fleet with it.
