@@ -514,7 +514,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness: 503 while the database is away; 200 "degraded" while only an optional dependency (Redis) is */
+    /**
+     * Readiness: 503 while the database is away; 200 "degraded" while only an optional dependency (Redis) is
+     * @description While the instance shuts down, a request that still reaches it gets 503 with the error body (`unavailable`), as every route does.
+     */
     get: operations['getReadiness'];
     put?: never;
     post?: never;
@@ -3283,12 +3286,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            status: 'ok' | 'degraded' | 'unavailable';
-            checks: {
-              [key: string]: 'up' | 'down';
-            };
-          };
+          'application/json':
+            | {
+                status: 'ok' | 'degraded' | 'unavailable';
+                checks: {
+                  [key: string]: 'up' | 'down';
+                };
+              }
+            | components['schemas']['ErrorBody'];
         };
       };
       /** @description Default Response */
