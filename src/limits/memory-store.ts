@@ -61,11 +61,11 @@ export class MemoryWindowStore implements SlidingWindowStore {
 
   async consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {
     const entries = counters.map(({ key }) => this.kindOf(key).get(key));
-    for (const [index, { rules }] of counters.entries()) {
-      const decision = decideAll(entries[index]?.times ?? [], rules, now);
-      if (!decision.allowed) {
-        return { allowed: false, refused: index, retryAfterSeconds: decision.retryAfterSeconds };
-      }
+    const decisions = counters.map(({ rules }, i) => decideAll(entries[i]?.times ?? [], rules, now));
+    const refused = decisions.findIndex((decision) => !decision.allowed);
+    if (refused !== -1) {
+      const retryAfterSeconds = Math.max(...decisions.map((d) => d.retryAfterSeconds));
+      return { allowed: false, refused, retryAfterSeconds };
     }
     counters.forEach(({ key, rules }, i) => this.add(key, entries[i], longestWindow(rules), now));
     return { allowed: true, event: String(now) };

@@ -2,8 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { Redis, type Result } from 'ioredis';
 import {
-  decide,
   longestWindow,
+  retryAfterSeconds,
   singleDecision,
   type Counter,
   type Decision,
@@ -25,11 +25,12 @@ import {
  * instances cannot both take the last slot of a limit, and checks several keys (counters) in one
  * round trip. ARGV: now, the event's member, then for each key its retention (longest window), its
  * number of rules and their limits and windows. It returns {} when it recorded the event in every
- * key, or {index of the refusing key, index of its refusing rule, the event times in that rule's
- * window} when it recorded none. Counting with ZCOUNT, the times are only read for a refusal.
+ * key, or {index of the first refusing key, milliseconds until every rule of every key allows one
+ * more} when it recorded none. Counting with ZCOUNT, an event time is only read for a refusal:
+ * the one whose ageing out frees the rule's window.
  */
 const CONSUME = `
-local now, member, at, retains = tonumber(ARGV[1]), ARGV[2], 3, {}
+local now, member, at, retains, refused, wait = tonumber(ARGV[1]), ARGV[2], 3, {}, -1, 0
 for k, key in ipairs(KEYS) do
   local retain, rules = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
   retains[k] = retain
@@ -37,14 +38,16 @@ for k, key in ipairs(KEYS) do
   for r = 0, rules - 1 do
     local limit, window = tonumber(ARGV[at + 2 + 2 * r]), tonumber(ARGV[at + 3 + 2 * r])
     local since = '(' .. (now - window)
-    if redis.call('ZCOUNT', key, since, '+inf') >= limit then
-      local out, times = { k - 1, r }, redis.call('ZRANGEBYSCORE', key, since, '+inf', 'WITHSCORES')
-      for j = 2, #times, 2 do out[#out + 1] = times[j] end
-      return out
+    local count = redis.call('ZCOUNT', key, since, '+inf')
+    if count >= limit then
+      local pivot = redis.call('ZRANGEBYSCORE', key, since, '+inf', 'WITHSCORES', 'LIMIT', count - limit, 1)
+      wait = math.max(wait, tonumber(pivot[2]) + window - now)
+      if refused < 0 then refused = k - 1 end
     end
   end
   at = at + 2 + 2 * rules
 end
+if refused >= 0 then return { refused, wait } end
 for k, key in ipairs(KEYS) do
   redis.call('ZADD', key, now, member)
   if redis.call('PTTL', key) < retains[k] then redis.call('PEXPIRE', key, retains[k]) end
@@ -127,10 +130,8 @@ export class RedisWindowStore implements SlidingWindowStore {
     }
     const reply = await this.redis.consumeWindows(...args);
     if (reply.length === 0) return { allowed: true, event };
-    const [refused, ruleIndex, ...times] = reply.map(Number) as [number, number, ...number[]];
-    const rule = (counters[refused] as Counter).rules[ruleIndex] as Rule;
-    const { retryAfterSeconds } = decide(times, rule, now);
-    return { allowed: false, refused, retryAfterSeconds };
+    const [refused, waitMs] = reply.map(Number) as [number, number];
+    return { allowed: false, refused, retryAfterSeconds: retryAfterSeconds(waitMs) };
   }
 
   async record(key: string, retainMs: number, now: number): Promise<void> {

@@ -25,7 +25,10 @@ export interface Counter {
 export type JointDecision =
   /** `event` was recorded in every counter; `releaseAll` takes it back. */
   | { readonly allowed: true; readonly event: string }
-  /** Nothing was recorded: `refused` is the index of the first counter at a limit. */
+  /**
+   * Nothing was recorded: `refused` is the index of the first counter at a limit, and
+   * `retryAfterSeconds` the wait until every counter allows one more (the longest refusal's).
+   */
   | { readonly allowed: false; readonly refused: number; readonly retryAfterSeconds: number };
 
 export interface SlidingWindowStore {
@@ -72,21 +75,28 @@ export function decide(sortedTimes: readonly number[], rule: Rule, now: number):
     first++;
   if (sortedTimes.length - first < rule.limit) return ALLOWED;
   const pivot = sortedTimes[sortedTimes.length - rule.limit] as number;
-  return {
-    allowed: false,
-    retryAfterSeconds: Math.max(1, Math.ceil((pivot + rule.windowMs - now) / 1000)),
-  };
+  return { allowed: false, retryAfterSeconds: retryAfterSeconds(pivot + rule.windowMs - now) };
 }
 
-/** The first refusal among `rules`, or ALLOWED. */
+/** `Retry-After` for a wait of `waitMs`: whole seconds, at least 1. */
+export function retryAfterSeconds(waitMs: number): number {
+  return Math.max(1, Math.ceil(waitMs / 1000));
+}
+
+/**
+ * ALLOWED, or the refusal that lasts longest among `rules`: one more event is allowed only once
+ * every rule allows it (10 failed logins in a minute and 100 in the hour wait for the hour's).
+ */
 export function decideAll(
   sortedTimes: readonly number[],
   rules: readonly Rule[],
   now: number,
 ): Decision {
+  let longest: Decision = ALLOWED;
   for (const rule of rules) {
     const decision = decide(sortedTimes, rule, now);
-    if (!decision.allowed) return decision;
+    if (!decision.allowed && decision.retryAfterSeconds > longest.retryAfterSeconds)
+      longest = decision;
   }
-  return ALLOWED;
+  return longest;
 }

@@ -84,4 +84,35 @@ describe.each(stores)('consumeAll on several counters ($name)', ({ open }) => {
     // Nor did the account counter, when the IP refused: a minute on, it takes one again.
     expect((await s.consume(account.key, account.rules, NOW + 60_001)).allowed).toBe(true);
   });
+
+  it('answers the wait until every rule allows one more: the hour’s, not the minute’s', async () => {
+    const s = await store();
+    const [, counter] = counters();
+    // The minute's rule first: the first refusing rule is not the one to wait for.
+    const account = { key: counter.key, rules: [...ONE_A_MINUTE_TEN_AN_HOUR].reverse() };
+    // Ten in the hour, one a minute apart: the minute's rule frees in a minute, the hour's later.
+    for (let minute = 0; minute < 10; minute++) {
+      const decision = await s.consume(account.key, account.rules, NOW + minute * 60_000);
+      expect(decision.allowed).toBe(true);
+    }
+    const at = NOW + 9 * 60_000 + 1_000;
+    // The minute's rule alone would say 59 s; the first event leaves the hour at NOW + 3600 s.
+    expect(await s.consume(account.key, account.rules, at)).toEqual({
+      allowed: false,
+      retryAfterSeconds: 3_600 - 9 * 60 - 1,
+    });
+  });
+
+  it('answers the longest wait of every counter at a limit, naming the first', async () => {
+    const s = await store();
+    const [ip, account] = counters();
+    expect((await s.consume(account.key, account.rules, NOW)).allowed).toBe(true);
+    expect((await s.consume(ip.key, ip.rules, NOW + 50_000)).allowed).toBe(true);
+    expect((await s.consume(ip.key, ip.rules, NOW + 50_001)).allowed).toBe(true);
+    // The IP frees at NOW + 110 s, the account at NOW + 60 s: the IP's wait, the IP named.
+    const refused = await s.consumeAll([ip, account], NOW + 55_000);
+    expect(refused).toEqual({ allowed: false, refused: 0, retryAfterSeconds: 55 });
+    const reversed = await s.consumeAll([account, ip], NOW + 55_000);
+    expect(reversed).toEqual({ allowed: false, refused: 0, retryAfterSeconds: 55 });
+  });
 });
