@@ -30,8 +30,9 @@ export async function sendConfirmationCode(
 ): Promise<void> {
   const email = parseEmailAddress(rawEmail);
   await assertCallerOwns(ctx, caller, email);
-  const requestedAt = await ctx.limits.takeCodeSend(email, 'confirm_email');
-  await requestCode(ctx, email, 'confirm_email', requestedAt);
+  await ctx.limits.withCodeSend(email, 'confirm_email', (requestedAt) =>
+    requestCode(ctx, email, 'confirm_email', requestedAt),
+  );
 }
 
 /** One answer (invalid_code) for a wrong, expired, used or burnt code, an unknown or confirmed address. */

@@ -92,8 +92,9 @@ export async function changePassword(
 /** Same answer, and work, for every address; only a registered one gets a code (code-requests.ts). */
 export async function forgotPassword(ctx: ServiceContext, rawEmail: string): Promise<void> {
   const email = parseEmailAddress(rawEmail);
-  const requestedAt = await ctx.limits.takeCodeSend(email, 'reset_password');
-  await requestCode(ctx, email, 'reset_password', requestedAt);
+  await ctx.limits.withCodeSend(email, 'reset_password', (requestedAt) =>
+    requestCode(ctx, email, 'reset_password', requestedAt),
+  );
 }
 
 /**

@@ -142,15 +142,26 @@ export class Limits {
   }
 
   /**
-   * One code e-mail per address and purpose per minute, registered or not. Answers the time it
-   * counted the request at: the request's time, which the outbox compares again (code-requests.ts).
+   * One code e-mail per address and purpose per minute, registered or not. Runs `request` with the
+   * time it counted the request at (the request's time, which the outbox compares again:
+   * code-requests.ts), and takes the count back if `request` fails: nothing was queued, so a
+   * retry must not wait out the minute.
    */
-  async takeCodeSend(email: string, purpose: CodePurpose): Promise<number> {
+  async withCodeSend<T>(
+    email: string,
+    purpose: CodePurpose,
+    request: (requestedAt: number) => Promise<T>,
+  ): Promise<T> {
     const key = `code-sends:${purpose}:${addressKey(email)}`;
     const now = this.clock();
     const decision = await this.store.consume(key, [LIMITS.codeSendsPerAddress], now);
     if (!decision.allowed) throw Errors.tooManyRequests(decision.retryAfterSeconds);
-    return now;
+    try {
+      return await request(now);
+    } catch (error) {
+      await this.release(key, decision);
+      throw error;
+    }
   }
 
   /** The registration e-mail is always sent, and starts the window. */

@@ -1,4 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backends, type ProvisionedBackend } from '../helpers/backends.js';
 import { SmtpSink, type ReceivedMail } from '../helpers/smtp-sink.js';
@@ -89,6 +90,31 @@ describe.each(backends)('forgot-password and reset-password ($name)', (backend) 
         expect((await forgot(email)).statusCode).toBe(200);
       },
     );
+  });
+
+  it('a request that queued nothing (the outbox insert failed) does not count: a retry is taken at once', async () => {
+    const { email } = await t.register();
+    const postgres = backend.name.startsWith('postgres');
+    // The outbox refuses inserts for a moment, as a database failing mid-request would.
+    if (postgres) {
+      await sql`create function refuse_mail() returns trigger language plpgsql
+        as $$ begin raise exception 'connection reset'; end $$`.execute(t.db);
+      await sql`create trigger refuse_mail before insert on mail_outbox
+        for each row execute function refuse_mail()`.execute(t.db);
+    } else {
+      await sql`create trigger refuse_mail before insert on mail_outbox
+        begin select raise(abort, 'connection reset'); end`.execute(t.db);
+    }
+    try {
+      expect((await forgot(email)).statusCode).toBe(500);
+    } finally {
+      await sql`drop trigger refuse_mail${sql.raw(postgres ? ' on mail_outbox' : '')}`.execute(
+        t.db,
+      );
+      if (postgres) await sql`drop function refuse_mail()`.execute(t.db);
+    }
+    expect((await forgot(email)).statusCode).toBe(200);
+    expectError(await forgot(email), 429, 'too_many_requests'); // this one did count
   });
 
   describe('POST /api/reset-password', () => {
