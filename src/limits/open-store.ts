@@ -19,8 +19,8 @@ export async function openLimitStore(
     store: new FallbackWindowStore(redis, memory, {
       log,
       clock,
-      probe: () => redis.ping(),
+      probe: () => redis.takesWrites(),
     }),
-    check: () => redis.ping(),
+    check: () => redis.takesWrites(),
   };
 }

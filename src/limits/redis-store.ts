@@ -78,6 +78,9 @@ declare module 'ioredis' {
 }
 
 const KEY_PREFIX = 'limits:';
+/** The probes' key: one member, gone a second after the last probe. */
+const PROBE_KEY = `${KEY_PREFIX}probe`;
+const PROBE_RETAIN_MS = 1_000;
 
 export class RedisWindowStore implements SlidingWindowStore {
   constructor(private readonly redis: Redis) {
@@ -110,9 +113,13 @@ export class RedisWindowStore implements SlidingWindowStore {
     return new RedisWindowStore(redis);
   }
 
-  /** Resolves when Redis answers (within the command timeout). */
-  async ping(): Promise<void> {
-    await this.redis.ping();
+  /**
+   * Resolves when Redis takes a write (within the command timeout). A PING is answered even while
+   * every write is refused (a replica after a failover: READONLY; `maxmemory` reached: OOM; a
+   * failed save: MISCONF), which would close the fallback's breaker only to open it again.
+   */
+  async takesWrites(): Promise<void> {
+    await this.redis.recordWindow(PROBE_KEY, PROBE_RETAIN_MS, Date.now(), 'probe');
   }
 
   async consume(key: string, rules: readonly Rule[], now: number): Promise<Decision> {

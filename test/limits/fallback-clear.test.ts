@@ -27,7 +27,7 @@ describe.skipIf(!canRunPrivateRedis)('the fallback store: a clear Redis did not 
     store = new FallbackWindowStore(primary, new MemoryWindowStore(() => now), {
       log: pino({ level: 'silent' }),
       clock: () => now,
-      probe: () => primary.ping(),
+      probe: () => primary.takesWrites(),
       probeTiming: { firstMs: 50, maxMs: 200 },
     });
   });
