@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisWindowStore } from '../../src/limits/redis-store.js';
+import { capturedLog } from '../helpers/captured-log.js';
 import { canRunPrivateRedis, PrivateRedis } from '../scale/private-servers.js';
 import { waitUntil } from '../scale/service-process.js';
 
@@ -21,16 +20,7 @@ describe.skipIf(!canRunPrivateRedis)('a Redis that refuses the service', () => {
   afterAll(() => redis?.kill());
 
   it('is logged with its reason, once while it keeps failing', async () => {
-    const lines: string[] = [];
-    const log = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(String(chunk));
-          done();
-        },
-      }),
-    );
+    const { log, lines } = capturedLog();
     const url = redis.url.replace('redis://', `redis://:${WRONG}@`);
     const store = await RedisWindowStore.connect(url, log);
     try {

@@ -2,11 +2,10 @@
 // a failed save, MISCONF, does the same): limits stay in memory until it takes writes again,
 // logged once, and readiness says it is down.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openLimitStore } from '../../src/limits/open-store.js';
+import { capturedLog } from '../helpers/captured-log.js';
 import { canRunPrivateRedis, PrivateRedis } from '../scale/private-servers.js';
 
 if (!canRunPrivateRedis)
@@ -26,16 +25,7 @@ describe.skipIf(!canRunPrivateRedis)('a Redis that answers PING but refuses writ
   });
 
   it('keeps the limits in memory without flapping back, and /readyz counts it down', async () => {
-    const lines: string[] = [];
-    const log = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(String(chunk));
-          done();
-        },
-      }),
-    );
+    const { log, lines } = capturedLog();
     const config = loadConfig({ REDIS_URL: redis.url });
     const { store, check } = await openLimitStore(config, Date.now, log);
     try {
