@@ -12,6 +12,7 @@ import type {
 import { ChatConnection, type ChatConnectionOptions } from './chat/connection.js';
 import { restHistory } from './chat/history.js';
 import { chatSocketUrl } from './chat/socket-url.js';
+import { withinMs } from './deadline.js';
 import { ApiError, errorOf, UnexpectedResponseError } from './errors.js';
 import type { paths } from './schema.gen.js';
 import { authorizedFetch, Session, type Fetch } from './session.js';
@@ -207,9 +208,7 @@ async function withRetries<T>(attempt: (signal: AbortSignal) => Promise<T>): Pro
   const deadline = performance.now() + REFRESH_DEADLINE_MS;
   for (let tries = 0; ; tries++) {
     try {
-      return await attempt(
-        AbortSignal.timeout(Math.max(0, Math.round(deadline - performance.now()))),
-      );
+      return await withinMs(deadline - performance.now(), attempt);
     } catch (error) {
       const delay = REFRESH_RETRY_DELAYS_MS[tries];
       if (delay === undefined || !failedOnTheWay(error)) throw error;

@@ -61,7 +61,9 @@ export class MemoryWindowStore implements SlidingWindowStore {
 
   async consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {
     const entries = counters.map(({ key }) => this.kindOf(key).get(key));
-    const decisions = counters.map(({ rules }, i) => decideAll(entries[i]?.times ?? [], rules, now));
+    const decisions = counters.map(({ rules }, i) =>
+      decideAll(entries[i]?.times ?? [], rules, now),
+    );
     const refused = decisions.findIndex((decision) => !decision.allowed);
     if (refused !== -1) {
       const retryAfterSeconds = Math.max(...decisions.map((d) => d.retryAfterSeconds));

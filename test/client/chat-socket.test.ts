@@ -11,7 +11,7 @@ import { twoMembers } from '../chat/fixture.js';
 import { RealtimeApp } from '../chat/realtime/fixture.js';
 import { backends } from '../helpers/backends.js';
 import { clientOf, recorded, Sockets, until, upgradesOf } from './chat.js';
-import { REFRESH } from './service.js';
+import { collectingGarbage, REFRESH } from './service.js';
 
 const MINUTE = 60_000;
 /** Fast reconnects, so that the tests do not wait out real delays. */
@@ -159,9 +159,12 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
     await until(() => sockets.last.lost.length === 1, 'a lost event');
     sockets.last.losing = false;
     device.hangNext(`GET /api/chat/conversations/${id}/changes`);
+    const stopCollecting = collectingGarbage();
     await fan.sent(id, 'three'); // a gap: its changes request never gets an answer
 
-    await until(() => messages.length === 3, 'the missed messages, after a reconnect');
+    await until(() => messages.length === 3, 'the missed messages, after a reconnect').finally(
+      stopCollecting,
+    );
     expect(brief(messages).map(([, seq]) => seq)).toEqual([1, 2, 3]);
     expect((errors[0] as Error).name).toBe('TimeoutError');
     expect(sockets.made).toHaveLength(2);

@@ -1,3 +1,5 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { expect } from 'vitest';
 import {
   ApiError,
@@ -31,6 +33,7 @@ export class Device {
   readonly requests: string[] = [];
   private readonly ip = randomIp();
   private failing: Failing | undefined;
+  private readonly inFlight = new Set<Request>();
 
   readonly fetch: Fetch = async (request) => {
     const made = `${request.method} ${new URL(request.url).pathname}`;
@@ -67,13 +70,21 @@ export class Device {
     this.failing = { request, times, answerLost: false, answer };
   }
 
-  /** The next such request never gets an answer (a dead connection): it ends only if aborted. */
+  /**
+   * The next such request never gets an answer (a dead connection): it ends only if aborted. The
+   * device holds it meanwhile, as a connection holds a request in flight (else the collector
+   * takes it, and its signal, before any abort reaches it).
+   */
   hangNext(request: string): void {
     this.answerNext(
       request,
       (sent) =>
         new Promise((_, reject) => {
-          sent.signal.addEventListener('abort', () => reject(sent.signal.reason as Error));
+          this.inFlight.add(sent);
+          sent.signal.addEventListener('abort', () => {
+            this.inFlight.delete(sent);
+            reject(sent.signal.reason as Error);
+          });
         }),
     );
   }
@@ -85,6 +96,18 @@ export class Device {
 }
 
 export const REFRESH = 'POST /api/refresh-token';
+
+/**
+ * Runs V8's garbage collector every 50 ms until the returned function is called: what a test
+ * waits for must not depend on something only weakly held surviving until then (a request
+ * nothing holds, with the signal that would end it, is collected and never ends).
+ */
+export function collectingGarbage(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  const timer = setInterval(gc, 50);
+  return () => clearInterval(timer);
+}
 
 export function clientOn(
   baseUrl: string,

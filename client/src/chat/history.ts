@@ -1,4 +1,5 @@
 import type { CallMethod } from '../client.js';
+import { withinMs } from '../deadline.js';
 import { ApiError } from '../errors.js';
 import type { ChatHistory } from './catch-up.js';
 
@@ -15,26 +16,25 @@ export function restHistory(
   pageSize: number,
   timeoutMs = CATCH_UP_TIMEOUT_MS,
 ): ChatHistory {
-  const within = () => AbortSignal.timeout(timeoutMs);
   return {
     async changes(id, sinceVersion) {
       const query = { since_version: String(sinceVersion), limit: String(pageSize) };
       try {
-        return await GET('/api/chat/conversations/{id}/changes', {
-          params: { path: { id }, query },
-          signal: within(),
-        });
+        return await withinMs(timeoutMs, (signal) =>
+          GET('/api/chat/conversations/{id}/changes', { params: { path: { id }, query }, signal }),
+        );
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) return null;
         throw error;
       }
     },
-    async overview() {
-      const [list, unread] = await Promise.all([
-        GET('/api/chat/conversations', { signal: within() }),
-        GET('/api/chat/unread', { signal: within() }),
-      ]);
-      return { conversations: list.conversations, next_cursor: list.next_cursor, unread };
-    },
+    overview: () =>
+      withinMs(timeoutMs, async (signal) => {
+        const [list, unread] = await Promise.all([
+          GET('/api/chat/conversations', { signal }),
+          GET('/api/chat/unread', { signal }),
+        ]);
+        return { conversations: list.conversations, next_cursor: list.next_cursor, unread };
+      }),
   };
 }

@@ -1,0 +1,22 @@
+/**
+ * Runs `work` with a signal that aborts after `ms` with a `TimeoutError`, and clears its timer
+ * once `work` settles. Not `AbortSignal.timeout`, which React Native does not have.
+ */
+export async function withinMs<T>(
+  ms: number,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(timeoutError()), Math.max(0, Math.round(ms)));
+  try {
+    return await work(controller.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function timeoutError(): Error {
+  const message = 'The operation was aborted due to timeout';
+  if (typeof DOMException === 'function') return new DOMException(message, 'TimeoutError');
+  return Object.assign(new Error(message), { name: 'TimeoutError' }); // React Native
+}
