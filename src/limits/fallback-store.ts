@@ -17,8 +17,11 @@ export interface FallbackOptions {
   readonly probeTiming?: ProbeTiming;
 }
 
-/** Keys cleared while Redis was away, kept to clear there too once it answers (oldest dropped). */
-const CLEARED_MEANWHILE_MAX = 10_000;
+/**
+ * Keys cleared, and events released, while Redis was away: kept to do the same there once it
+ * answers (oldest dropped beyond this many of each).
+ */
+const MEANWHILE_MAX = 10_000;
 
 /**
  * Redis first; after it fails, this instance's memory until a background probe finds Redis
@@ -34,6 +37,11 @@ export class FallbackWindowStore implements SlidingWindowStore {
    * events when it answers again (it hung, or the network between us did): cleared there then.
    */
   private readonly clearedMeanwhile = new Set<string>();
+  /**
+   * Likewise a release (a right password takes its attempt back; a replay its send): an event
+   * Redis recorded before it went away must not stay counted there. Keyed by event.
+   */
+  private readonly releasedMeanwhile = new Map<string, readonly string[]>();
 
   constructor(
     private readonly primary: SlidingWindowStore,
@@ -57,6 +65,7 @@ export class FallbackWindowStore implements SlidingWindowStore {
       () => {
         this.outage.answered();
         this.clearInPrimary();
+        this.releaseInPrimary();
       },
       options.probeTiming ?? PROBE_TIMING,
     );
@@ -75,11 +84,44 @@ export class FallbackWindowStore implements SlidingWindowStore {
   }
 
   release(key: string, event: string): Promise<void> {
-    return this.everywhere((store) => store.release(key, event));
+    return this.releaseAll([key], event);
   }
 
-  releaseAll(keys: readonly string[], event: string): Promise<void> {
-    return this.everywhere((store) => store.releaseAll(keys, event));
+  /**
+   * The event lives in whichever store recorded it (in the other one this is a no-op); one that
+   * Redis did not take is queued for when it answers (see releasedMeanwhile).
+   */
+  async releaseAll(keys: readonly string[], event: string): Promise<void> {
+    if (this.breaker.isOpen) {
+      this.releaseLater(keys, event);
+      return this.fromMemory((store) => store.releaseAll(keys, event));
+    }
+    await Promise.all([
+      this.primary.releaseAll(keys, event).catch((error: unknown) => {
+        if (this.breaker.trip()) this.outage.failed(error);
+        this.releaseLater(keys, event);
+      }),
+      this.fallback.releaseAll(keys, event),
+    ]);
+  }
+
+  private releaseLater(keys: readonly string[], event: string): void {
+    this.releasedMeanwhile.set(event, keys);
+    if (this.releasedMeanwhile.size > MEANWHILE_MAX) {
+      const oldest = this.releasedMeanwhile.keys().next().value;
+      if (oldest !== undefined) this.releasedMeanwhile.delete(oldest);
+    }
+  }
+
+  /** Redis answers again: the releases it missed meanwhile (a failure: later). */
+  private releaseInPrimary(): void {
+    for (const [event, keys] of this.releasedMeanwhile) {
+      this.releasedMeanwhile.delete(event);
+      this.primary.releaseAll(keys, event).catch(() => {
+        if (this.breaker.trip()) this.outage.failed(undefined);
+        this.releaseLater(keys, event);
+      });
+    }
   }
 
   /** Queued for Redis when it did not take it (see clearedMeanwhile), decided by the path taken. */
@@ -100,7 +142,7 @@ export class FallbackWindowStore implements SlidingWindowStore {
   private clearLater(key: string): void {
     this.clearedMeanwhile.delete(key); // re-added as the newest
     this.clearedMeanwhile.add(key);
-    if (this.clearedMeanwhile.size > CLEARED_MEANWHILE_MAX) {
+    if (this.clearedMeanwhile.size > MEANWHILE_MAX) {
       const oldest = this.clearedMeanwhile.values().next().value;
       if (oldest !== undefined) this.clearedMeanwhile.delete(oldest);
     }
@@ -133,17 +175,6 @@ export class FallbackWindowStore implements SlidingWindowStore {
       this.breaker.trip();
       return this.fromMemory(operation, error);
     }
-  }
-
-  /** The event lives in whichever store recorded it; in the other one this is a no-op. */
-  private async everywhere(operation: (store: SlidingWindowStore) => Promise<void>) {
-    if (this.breaker.isOpen) return this.fromMemory(operation);
-    await Promise.all([
-      operation(this.primary).catch((error: unknown) => {
-        if (this.breaker.trip()) this.outage.failed(error);
-      }),
-      operation(this.fallback),
-    ]);
   }
 
   /** `cause`: the error that just opened the breaker, if this call met it. */

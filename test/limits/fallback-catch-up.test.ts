@@ -8,15 +8,16 @@ import { RedisWindowStore } from '../../src/limits/redis-store.js';
 import { canRunPrivateRedis, PrivateRedis } from '../scale/private-servers.js';
 import { waitUntil } from '../scale/service-process.js';
 
-if (!canRunPrivateRedis) console.warn('no redis-server: skipping test/limits/fallback-clear.');
+if (!canRunPrivateRedis) console.warn('no redis-server: skipping test/limits/fallback-catch-up.');
 
 const RULE = { limit: 3, windowMs: 60_000 };
 
 /**
- * A clear (a lifted lockout) that Redis did not take reaches Redis once it answers:
- * here the clear is the call that finds Redis away, so the breaker was still closed when it began.
+ * A clear (a lifted lockout) or a release (an attempt taken back) that Redis did not take reaches
+ * Redis once it answers: here it is the call that finds Redis away, so the breaker was still
+ * closed when it began.
  */
-describe.skipIf(!canRunPrivateRedis)('the fallback store: a clear Redis did not take', () => {
+describe.skipIf(!canRunPrivateRedis)('the fallback store: what Redis did not take', () => {
   let redis: PrivateRedis;
   let primary: RedisWindowStore;
   let store: FallbackWindowStore;
@@ -52,6 +53,26 @@ describe.skipIf(!canRunPrivateRedis)('the fallback store: a clear Redis did not 
     // Refused while Redis still holds the three failures (a refused call counts nothing).
     await waitUntil(
       'the clear to reach Redis',
+      async () => (await primary.consume(key, [RULE], now)).allowed,
+      5_000,
+    );
+  });
+
+  it('takes a release back in Redis when Redis answers again', async () => {
+    const key = 'login-failures:someone-else';
+    const decisions = [];
+    for (let i = 0; i < RULE.limit; i++) decisions.push(await store.consume(key, [RULE], now));
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    expect((await store.consume(key, [RULE], now)).allowed).toBe(false); // at the limit, in Redis
+
+    // The right password takes its attempt back, but the connection is gone: Redis keeps it.
+    const connection = (primary as unknown as { redis: Redis }).redis;
+    const closed = once(connection, 'close');
+    redis.cli('CLIENT', 'KILL', 'ID', String(await connection.client('ID')));
+    await closed;
+    await store.release(key, decisions[0]?.event as string);
+    await waitUntil(
+      'the release to reach Redis',
       async () => (await primary.consume(key, [RULE], now)).allowed,
       5_000,
     );
