@@ -454,7 +454,7 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
     t.clock.advance(61_000);
     const after = await login(account.email, account.password);
     expect(after.statusCode).toBe(200);
-  });
+  }, 120_000); // ~100 hashes in turn, on a machine the other test files load too
 
   it('counts failures for an unregistered address the same way (a limit never reveals whether it exists)', async () => {
     const registered = await t.register();

@@ -92,14 +92,20 @@ describe.skipIf(!adminUrl)('PostgreSQL: connections left in an unknown state', (
   it('a statement the client stopped waiting for stops on the server too (statement_timeout)', async () => {
     const db = await open({ queryTimeoutMs: 300 });
     await expect(sql`select pg_sleep(5)`.execute(db)).rejects.toThrow();
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const { rows } = await other.query(
-      `select count(*)::int as running from pg_stat_activity
-        where state = 'active' and query like 'select pg_sleep(5)%'`,
-    );
-    expect(rows).toEqual([{ running: 0 }]); // not left holding a connection slot (and locks) for 5 s
-    // When the server's cancel comes first, it answers as the client's timeout does: a 503.
-    const cancelled = await inTransaction(db, async (trx) => {
+    const running = async () =>
+      (
+        await other.query(
+          `select count(*)::int as running from pg_stat_activity
+            where datname = current_database() and state = 'active'
+              and query like 'select pg_sleep(5)%'`,
+        )
+      ).rows[0]?.running;
+    // Not left holding a connection slot (and locks) for 5 s.
+    await expect.poll(running, { timeout: 3_000, interval: 50 }).toBe(0);
+    // When the server's cancel comes first, it answers as the client's timeout does: a 503 (the
+    // client's own timeout far off, so that the server's is surely first).
+    const patient = await open({ queryTimeoutMs: 3_000 });
+    const cancelled = await inTransaction(patient, async (trx) => {
       await sql`set local statement_timeout = 50`.execute(trx);
       await sql`select pg_sleep(1)`.execute(trx);
     }).then(

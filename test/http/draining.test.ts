@@ -1,18 +1,33 @@
 // A request that reaches an instance already shutting down (its headers were still arriving when
 // the shutdown began) gets the contract's 503, on every route, and the connection is closed.
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
 
+/** Resolves once `ready()` holds, checked every 5 ms; fails after 5 s. */
+async function until(ready: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !ready(); waited += 5) {
+    if (waited > 5_000) throw new Error(`not within 5 s: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 /** A connection whose request is sent but for the blank line that ends its headers. */
-async function halfSent(port: number, path: string) {
+async function halfSent(t: TestApp, path: string) {
+  const port = Number(new URL(await t.listen()).port);
+  let received: Socket | undefined;
+  t.app.server.once('connection', (socket: Socket) => (received = socket));
   const socket = connect(port, '127.0.0.1');
   let text = '';
   socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
   await new Promise((resolve) => socket.once('connect', resolve));
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n`);
+  const firstLines = `GET ${path} HTTP/1.1\r\nHost: localhost\r\n`;
+  socket.write(firstLines);
+  // Read by the server (its HTTP parser has them): the connection is no longer idle, so the
+  // shutdown does not just close it.
+  await until(() => (received?.bytesRead ?? 0) >= firstLines.length, 'the first lines read');
   return {
     finish: () => socket.write('\r\n'),
     answer: async () => {
@@ -27,11 +42,10 @@ describe.each(backends)('requests arriving while the instance shuts down ($name)
     '%s answers 503 unavailable with the error body, and closes the connection',
     async (path) => {
       const t = await TestApp.start(backend);
-      const port = Number(new URL(await t.listen()).port);
-      const request = await halfSent(port, path);
-      await new Promise((resolve) => setTimeout(resolve, 20)); // the server has the first lines
+      const request = await halfSent(t, path);
       const closing = t.close();
-      await new Promise((resolve) => setTimeout(resolve, 10)); // the shutdown has begun
+      // The server stops listening after the preClose hooks (the drain's among them) have run.
+      await until(() => !t.app.server.listening, 'the shutdown to begin');
       request.finish();
       await closing;
       const [head = '', body] = (await request.answer()).split('\r\n\r\n');

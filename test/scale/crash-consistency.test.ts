@@ -205,5 +205,5 @@ describe.each(backends)('SIGKILL in the middle of a burst ($name)', (backend) =>
         expect(queued.length + sent.length, member.email).toBeGreaterThan(0);
       }
     }
-  });
+  }, 120_000); // two service starts and ~70 hashes, under the other files' load
 });

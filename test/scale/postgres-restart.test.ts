@@ -80,8 +80,8 @@ describe.skipIf(!enabled)('PostgreSQL stops and starts under the running service
 
     await sleep(500);
     const logsBefore = service.logs.length;
+    await postgres.stop(); // pg_ctl -w: returns once the server is down
     const stoppedAt = Date.now();
-    await postgres.stop();
     await sleep(1_000);
     const readyDuringOutage = await service.get('/readyz', { timeoutMs: 5_000 });
     // Load on top of the steady traffic: 200 requests at once, every one refused.
