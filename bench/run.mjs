@@ -15,6 +15,7 @@
 //   BENCH_SERVICE_ENTRY=/path/to/main.cjs     measure another build of the service
 //   BENCH_SERVICE_NODE_OPTIONS=--max-semi-space-size=4   node flags for the service only
 //   BENCH_SERVICE_ENV="UV_THREADPOOL_SIZE=1"               environment for the service only
+import './service-threadpool.mjs'; // first: may run the bench again with the service's pool size
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBenchDatabase, describeDatabase } from './database.mjs';

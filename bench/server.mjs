@@ -17,7 +17,17 @@ const STOP_TIMEOUT_MS = 15_000;
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** Settings the benchmark never inherits from the caller's shell. */
-const CLEARED_ENV = ['DATABASE_URL', 'REDIS_URL', 'SMTP_URL', 'APP_SECRET', 'PUBLIC_URL', 'PORT'];
+// UV_THREADPOOL_SIZE: the bench's own (service-threadpool.mjs); the service sizes its pool as
+// `npm start` does, unless BENCH_SERVICE_ENV says otherwise.
+const CLEARED_ENV = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'SMTP_URL',
+  'APP_SECRET',
+  'PUBLIC_URL',
+  'PORT',
+  'UV_THREADPOOL_SIZE',
+];
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -27,6 +27,25 @@ export const TARGETS = {
 const pct = (ratio) => `${(ratio * 100).toFixed(1)}%`;
 
 /**
+ * A target measured on loads that got anything but their expected answers (a 401 once a token
+ * expired, a 429, errors, timeouts) measured those instead, which are cheap: it cannot pass, and
+ * says why. `sides`: each load the target's figures come from, by name.
+ * @param {Target} target
+ * @param {Record<string, { unexpected?: number } | undefined>} sides
+ * @returns {Target}
+ */
+function answeredAsExpected(target, sides) {
+  const spoilt = Object.entries(sides).filter(([, load]) => (load?.unexpected ?? 0) > 0);
+  if (spoilt.length === 0 || target.pass === null) return target;
+  const which = spoilt.map(([name, load]) => `${load?.unexpected} in ${name}`).join(', ');
+  return {
+    ...target,
+    measured: `${target.measured}; INVALID: unexpected answers (${which})`,
+    pass: false,
+  };
+}
+
+/**
  * @param {{ scenarios: any[], rawVerify?: any, storm?: any, memory?: any, chat?: any }} results
  * @returns {Target[]}
  */
@@ -39,32 +58,47 @@ export function evaluateTargets({ scenarios, rawVerify, storm, memory, chat }) {
 
   if (login && rawVerify) {
     const ratio = login.requests_per_second / rawVerify.verifies_per_second;
-    targets.push({
-      name: `login ≥ ${pct(TARGETS.loginVsRawVerify)} of raw argon2id verify/s (concurrency ${login.connections})`,
-      measured: `${pct(ratio)} (${login.requests_per_second} vs ${rawVerify.verifies_per_second}/s)`,
-      threshold: `≥ ${pct(TARGETS.loginVsRawVerify)}`,
-      pass: ratio >= TARGETS.loginVsRawVerify,
-    });
+    targets.push(
+      answeredAsExpected(
+        {
+          name: `login ≥ ${pct(TARGETS.loginVsRawVerify)} of raw argon2id verify/s (concurrency ${login.connections})`,
+          measured: `${pct(ratio)} (${login.requests_per_second} vs ${rawVerify.verifies_per_second}/s)`,
+          threshold: `≥ ${pct(TARGETS.loginVsRawVerify)}`,
+          pass: ratio >= TARGETS.loginVsRawVerify,
+        },
+        { login },
+      ),
+    );
   } else targets.push(skipped('login vs raw argon2id verify/s'));
 
   if (profile && bare) {
     const ratio = profile.requests_per_second / bare.requests_per_second;
-    targets.push({
-      name: `GET /api/profile ≥ ${pct(TARGETS.profileVsBare)} of the bare route`,
-      measured: `${pct(ratio)} (${profile.requests_per_second} vs ${bare.requests_per_second} req/s)`,
-      threshold: `≥ ${pct(TARGETS.profileVsBare)}`,
-      pass: ratio >= TARGETS.profileVsBare,
-    });
+    targets.push(
+      answeredAsExpected(
+        {
+          name: `GET /api/profile ≥ ${pct(TARGETS.profileVsBare)} of the bare route`,
+          measured: `${pct(ratio)} (${profile.requests_per_second} vs ${bare.requests_per_second} req/s)`,
+          threshold: `≥ ${pct(TARGETS.profileVsBare)}`,
+          pass: ratio >= TARGETS.profileVsBare,
+        },
+        { profile, bare },
+      ),
+    );
   } else targets.push(skipped('GET /api/profile vs the bare route'));
 
   if (storm) {
     const p99 = storm.profile.p99_ms;
-    targets.push({
-      name: `GET /api/profile p99 during a login storm < ${TARGETS.stormProfileP99Ms} ms`,
-      measured: `${p99} ms (service event-loop delay p99 ${storm.loop_delay.p99_ms} ms, max ${storm.loop_delay.max_ms} ms)`,
-      threshold: `< ${TARGETS.stormProfileP99Ms} ms`,
-      pass: p99 < TARGETS.stormProfileP99Ms,
-    });
+    targets.push(
+      answeredAsExpected(
+        {
+          name: `GET /api/profile p99 during a login storm < ${TARGETS.stormProfileP99Ms} ms`,
+          measured: `${p99} ms (service event-loop delay p99 ${storm.loop_delay.p99_ms} ms, max ${storm.loop_delay.max_ms} ms)`,
+          threshold: `< ${TARGETS.stormProfileP99Ms} ms`,
+          pass: p99 < TARGETS.stormProfileP99Ms,
+        },
+        { 'the profile load': storm.profile },
+      ),
+    );
   } else targets.push(skipped('GET /api/profile p99 during a login storm'));
 
   const reference = find('profile10');
@@ -120,14 +154,17 @@ function directoryTarget(scenario, groupReference) {
   const reference = referenceOf(scenario, groupReference);
   const ratio = scenario.requests_per_second / reference.requests_per_second;
   const p99 = scenario.p99_ms;
-  return {
-    name:
-      `${scenario.name}: p99 ≤ ${TARGETS.directoryP99Ms} ms and ≥ ` +
-      `${pct(TARGETS.directoryVsProfile)} of GET /api/profile (${reference.connections} connections)`,
-    measured: `p99 ${p99} ms, ${pct(ratio)} (${versus(scenario, reference)})`,
-    threshold: `p99 ≤ ${TARGETS.directoryP99Ms} ms, ≥ ${pct(TARGETS.directoryVsProfile)}`,
-    pass: p99 <= TARGETS.directoryP99Ms && ratio >= TARGETS.directoryVsProfile,
-  };
+  return answeredAsExpected(
+    {
+      name:
+        `${scenario.name}: p99 ≤ ${TARGETS.directoryP99Ms} ms and ≥ ` +
+        `${pct(TARGETS.directoryVsProfile)} of GET /api/profile (${reference.connections} connections)`,
+      measured: `p99 ${p99} ms, ${pct(ratio)} (${versus(scenario, reference)})`,
+      threshold: `p99 ≤ ${TARGETS.directoryP99Ms} ms, ≥ ${pct(TARGETS.directoryVsProfile)}`,
+      pass: p99 <= TARGETS.directoryP99Ms && ratio >= TARGETS.directoryVsProfile,
+    },
+    { [scenario.key]: scenario, 'GET /api/profile': reference },
+  );
 }
 
 /**
@@ -146,14 +183,19 @@ function chatTargets(scenarios, groupReference, kind) {
       const reference = referenceOf(scenario, groupReference);
       const share = TARGETS.chatSendVsProfile[kind];
       const ratio = scenario.requests_per_second / reference.requests_per_second;
-      targets.push({
-        name:
-          `${scenario.name}: ≥ ${pct(share)} of GET /api/profile (${reference.connections} ` +
-          `connections, ${kind}), p99 ≤ ${TARGETS.chatSendP99Ms} ms, no unexpected answer`,
-        measured: `${pct(ratio)} (${versus(scenario, reference)}), p99 ${p99} ms, ${scenario.unexpected} unexpected`,
-        threshold: `≥ ${pct(share)}, p99 ≤ ${TARGETS.chatSendP99Ms} ms, 0 unexpected`,
-        pass: ratio >= share && p99 <= TARGETS.chatSendP99Ms && clean,
-      });
+      targets.push(
+        answeredAsExpected(
+          {
+            name:
+              `${scenario.name}: ≥ ${pct(share)} of GET /api/profile (${reference.connections} ` +
+              `connections, ${kind}), p99 ≤ ${TARGETS.chatSendP99Ms} ms, no unexpected answer`,
+            measured: `${pct(ratio)} (${versus(scenario, reference)}), p99 ${p99} ms, ${scenario.unexpected} unexpected`,
+            threshold: `≥ ${pct(share)}, p99 ≤ ${TARGETS.chatSendP99Ms} ms, 0 unexpected`,
+            pass: ratio >= share && p99 <= TARGETS.chatSendP99Ms && clean,
+          },
+          { 'GET /api/profile': reference },
+        ),
+      );
     } else {
       targets.push({
         name: `${scenario.name}: p99 ≤ ${TARGETS.chatReadP99Ms} ms, no unexpected answer`,
