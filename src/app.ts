@@ -126,9 +126,15 @@ export async function buildApp(
     // Errors Fastify raises before routing (bad URL encoding, over-long parameter) get our body
     // too, and, since no hook runs for them, their log line and metrics here.
     frameworkErrors: (error, request, reply) => {
+      // A WebSocket handshake refused here is on a socket Node no longer tracks (the upgrade took
+      // it over), and @fastify/websocket closes it in an onResponse hook, which does not run:
+      // left open, it would hold a descriptor for ever and the shutdown with it.
+      const upgrade = request.headers.upgrade !== undefined;
+      if (upgrade) reply.header('connection', 'close');
       reply.raw.once('finish', () => {
         logCompleted(request, reply);
         metrics.observeResponse(request, reply);
+        if (upgrade) request.raw.socket.destroySoon();
       });
       return renderError(error, request, reply);
     },

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../helpers/backends.js';
 import type { Account } from '../../helpers/test-app.js';
@@ -161,6 +162,23 @@ describe.each(backends)('chat socket: frames, limits and heartbeat ($name)', (ba
 });
 
 describe.each(backends)('chat socket: shutdown ($name)', (backend) => {
+  it('closes a handshake refused before routing (a path that is not UTF-8), and shuts down at once', async () => {
+    const rt = await RealtimeApp.start(backend);
+    const { port } = new URL(rt.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(
+      'GET /api/chat/ws/%FF HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
+    await closed; // by the server: before, it stayed open past every timeout
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+    expect(answer).toContain('"error":"bad_request"');
+    await rt.close(); // before, it waited for that socket for ever
+  });
+
   it('closes every socket with 1001 after the server stops taking new ones', async () => {
     const rt = await RealtimeApp.start(backend);
     const alice = await rt.t.register();
