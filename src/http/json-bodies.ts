@@ -13,9 +13,17 @@ export function jsonObjectBodies(app: FastifyInstance): void {
   // "Unknown request fields are ignored" (API.md): __proto__ and constructor.prototype too.
   const parseJson = app.getDefaultJsonParser('remove', 'remove');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!isUtf8Charset(request.headers['content-type'])) return done(Errors.unsupportedMediaType());
     if (body.length === 0) return done(null, undefined);
-    parseJson(request, body.toString(), done);
+    let text: string;
+    try {
+      text = typeof body === 'string' ? body : strictUtf8.decode(body);
+    } catch {
+      // Not replaced by U+FFFD: two different passwords would read (and hash) alike.
+      return done(Errors.invalidJson());
+    }
+    parseJson(request, text, done);
   });
   app.addHook('preValidation', async (request) => {
     const { body } = request;
@@ -24,6 +32,14 @@ export function jsonObjectBodies(app: FastifyInstance): void {
     else if (body !== undefined && !takesBody && !isObject(body))
       throw Errors.validationFailed([{ field: 'body', message: 'must be object' }]);
   });
+}
+
+/** JSON is UTF-8 (RFC 8259); a body that says it is anything else is refused, not misread. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+function isUtf8Charset(contentType: string | undefined): boolean {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1];
+  return charset === undefined || /^utf-?8$/i.test(charset);
 }
 
 const isObject = (value: unknown): boolean =>

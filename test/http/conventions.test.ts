@@ -64,6 +64,49 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
       expectError(await raw('/api/login', "{'a': 1}", 'application/json'), 400, 'invalid_json');
     });
 
+    it('a body that is not UTF-8 gets 400 invalid_json, never read with U+FFFD in place of its bytes', async () => {
+      const email = uniqueEmail();
+      const latin1 = (password: string) =>
+        Buffer.from(JSON.stringify({ email, password }), 'latin1');
+      const registered = await raw(
+        '/api/register',
+        latin1('correct-horse-\u00e4\u00f6\u00fc\u00df-battery'),
+        'application/json',
+      );
+      expectError(registered, 400, 'invalid_json');
+      // Nothing was created: the address is free, and registers with a password in UTF-8.
+      const created = await t.post(
+        '/api/register',
+        { email, password: 'correct-horse-\u00e4\u00f6\u00fc\u00df-battery' },
+        { ip: randomIp() },
+      );
+      expect(created.statusCode).toBe(201);
+      // Before, any four invalid bytes signed in as any other four: both read as U+FFFD.
+      const other = Buffer.concat([
+        Buffer.from(`{"email":"${email}","password":"correct-horse-`),
+        Buffer.from([0x80, 0x81, 0x82, 0x83]),
+        Buffer.from('-battery"}'),
+      ]);
+      expectError(await raw('/api/login', other, 'application/json'), 400, 'invalid_json');
+    });
+
+    it.each(['iso-8859-1', 'utf-16', '"windows-1252"'])(
+      'a body declared in another charset (%s) gets 415 unsupported_media_type',
+      async (charset) => {
+        const body = JSON.stringify({ email: uniqueEmail(), password: STRONG_PASSWORD });
+        const response = await raw('/api/login', body, `application/json; charset=${charset}`);
+        expectError(response, 415, 'unsupported_media_type');
+      },
+    );
+
+    it('a body declared UTF-8, in any usual spelling, is read', async () => {
+      for (const charset of ['utf-8', 'UTF-8', 'utf8', '"utf-8"']) {
+        const body = JSON.stringify({ email: uniqueEmail(), password: STRONG_PASSWORD });
+        const response = await raw('/api/login', body, `application/json; charset=${charset}`);
+        expectError(response, 401, 'invalid_credentials');
+      }
+    });
+
     it('a body over 16 KiB gets 413 payload_too_large', async () => {
       const body = JSON.stringify({ email: uniqueEmail(), password: 'x'.repeat(17 * 1024) });
       expectError(await raw('/api/login', body, 'application/json'), 413, 'payload_too_large');
