@@ -40,8 +40,18 @@ function messageOf(issue: AjvIssue): string {
   return issue.message ?? 'is invalid';
 }
 
+/** Enough to fix a form with; a body of 16 KiB could otherwise name a problem per array item. */
+const MAX_PROBLEMS = 20;
+
+/** Each field's problems once (ajv reports every array item that breaks a rule). */
 function validationProblems(issues: readonly AjvIssue[]): FieldProblem[] {
-  return issues.map((issue) => ({ field: fieldOf(issue), message: messageOf(issue) }));
+  const problems = new Map<string, FieldProblem>();
+  for (const issue of issues) {
+    const problem = { field: fieldOf(issue), message: messageOf(issue) };
+    problems.set(`${problem.field}\n${problem.message}`, problem);
+    if (problems.size === MAX_PROBLEMS) break;
+  }
+  return [...problems.values()];
 }
 
 /**

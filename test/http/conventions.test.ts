@@ -222,6 +222,19 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
       ]);
     });
 
+    it('names each problem of a field once: a 16 KiB body cannot make a 1 MiB answer', async () => {
+      const account = await t.register();
+      const body = { handle: 'abc', display_name: 'x', categories: Array(5_000).fill(1) };
+      const response = await t.post('/api/influencers', body, { token: account.accessToken });
+      const { details } = expectError(response, 400, 'validation_failed');
+      expect(details).toEqual(
+        expect.arrayContaining([{ field: 'categories', message: expect.any(String) }]),
+      );
+      expect(details?.length).toBeLessThanOrEqual(20);
+      expect(new Set(details?.map((d) => JSON.stringify(d))).size).toBe(details?.length);
+      expect(response.body.length).toBeLessThan(4_096);
+    });
+
     it('a string for a boolean field is validation_failed (no coercion)', async () => {
       const account = await t.register();
       const response = await t.post('/api/logout', { all: 'true' }, { token: account.accessToken });
