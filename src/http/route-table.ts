@@ -69,5 +69,7 @@ function toPattern(url: string): RegExp {
     .split('/')
     .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/');
-  return new RegExp(`^${escaped}/?$`);
+  // Exactly: the router takes no trailing slash, so neither does the 405 (its Allow would name
+  // methods that answer 404 there).
+  return new RegExp(`^${escaped}$`);
 }

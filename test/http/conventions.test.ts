@@ -307,6 +307,13 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
         .map((m) => m.trim());
       expect(allowed).toEqual(expect.arrayContaining(['GET', 'PATCH', 'DELETE']));
     });
+
+    it('a path with a trailing slash is another path: 404 for every method, never a 405 naming one that 404s too', async () => {
+      for (const method of ['GET', 'POST'] as const)
+        expectError(await t.call(method, '/api/login/', { body: {} }), 404, 'not_found');
+      for (const method of ['GET', 'DELETE'] as const)
+        expectError(await t.call(method, '/api/sessions/some-id/', { body: {} }), 404, 'not_found');
+    });
   });
 
   it('other error answers carry message and error, and details only on validation_failed/weak_password', async () => {
