@@ -26,7 +26,7 @@ import {
   refuseUnknownExpectations,
   requireHostHeader,
 } from './http/protocol-errors.js';
-import { responseHeaders } from './http/response-headers.js';
+import { responseHeaders, setResponseHeaders } from './http/response-headers.js';
 import { logCompleted, logRequests } from './http/request-log.js';
 import { trackRoutes } from './http/route-table.js';
 import { ErrorBody } from './http/schemas.js';
@@ -131,6 +131,7 @@ export async function buildApp(
       // left open, it would hold a descriptor for ever and the shutdown with it.
       const upgrade = request.headers.upgrade !== undefined;
       if (upgrade) reply.header('connection', 'close');
+      setResponseHeaders(request, reply);
       reply.raw.once('finish', () => {
         logCompleted(request, reply);
         metrics.observeResponse(request, reply);

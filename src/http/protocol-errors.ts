@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../errors.js';
 import { errorBody } from './error-handler.js';
+import { RAW_ANSWER_HEADERS } from './response-headers.js';
 
 // Not `import … from 'node:http'`: an ES module import reads every export of node:http, and its
 // lazy `WebSocket` export then loads Node's bundled undici: 16 MiB of resident memory, measured.
@@ -42,10 +43,14 @@ export function answerProtocolError(
   // Never write into a response already under way on this connection.
   if (socket.writable && socket._httpMessage?.headersSent !== true) {
     const body = JSON.stringify(errorBody(Errors.clientError(status)));
+    const headers = Object.entries(RAW_ANSWER_HEADERS).map(
+      ([name, value]) => `${name}: ${value}\r\n`,
+    );
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        headers.join('') +
         'Connection: close\r\n\r\n' +
         body,
     );
@@ -61,6 +66,7 @@ export function refuseUnknownExpectations(app: FastifyInstance): void {
   app.server.on('checkExpectation', (_request, response) => {
     const body = JSON.stringify(errorBody(Errors.clientError(417)));
     response.writeHead(417, {
+      ...RAW_ANSWER_HEADERS,
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       connection: 'close',

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isApiPath } from './authenticate.js';
 
 /**
@@ -12,10 +12,19 @@ import { isApiPath } from './authenticate.js';
  *   router decodes percent-escapes, so `/%61pi/login` is `/api/login` too.
  */
 export function responseHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-content-type-options', 'nosniff');
-    const path = request.routeOptions.url ?? request.url.split('?', 1)[0];
-    if (isApiPath(path) && !reply.hasHeader('cache-control'))
-      reply.header('cache-control', 'no-store');
-  });
+  app.addHook('onSend', async (request, reply) => setResponseHeaders(request, reply));
 }
+
+/** The same, for an answer no hook sees (app.ts `frameworkErrors`: refused before routing). */
+export function setResponseHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-content-type-options', 'nosniff');
+  const path = request.routeOptions.url ?? request.url.split('?', 1)[0];
+  if (isApiPath(path) && !reply.hasHeader('cache-control'))
+    reply.header('cache-control', 'no-store');
+}
+
+/** The same headers, for answers written straight to the socket (protocol-errors.ts). */
+export const RAW_ANSWER_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+} as const;

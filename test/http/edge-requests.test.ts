@@ -58,11 +58,16 @@ describe.each(backends)('HTTP edges: caching, prototype keys, Expect ($name)', (
       }),
       health: await t.call('GET', '/healthz'),
       docs: await t.call('GET', '/docs/'),
+      // Refused before routing, where no hook runs.
+      badEncoding: await t.call('GET', '/api/influencers/%FF'),
+      overlongParameter: await t.call('GET', `/api/influencers/${'a'.repeat(200)}`),
     };
     const headers = Object.fromEntries(
       Object.entries(answers).map(([name, r]) => [name, r.headers['x-content-type-options']]),
     );
     expect(headers).toEqual(Object.fromEntries(Object.keys(answers).map((n) => [n, 'nosniff'])));
+    expect(answers.badEncoding.headers['cache-control']).toBe('no-store');
+    expect(answers.overlongParameter.headers['cache-control']).toBe('no-store');
   });
 
   // API.md: "Unknown request fields are ignored"; "malformed JSON 400".
@@ -92,5 +97,6 @@ describe.each(backends)('HTTP edges: caching, prototype keys, Expect ($name)', (
     const [head = '', body = ''] = received.split('\r\n\r\n', 2);
     expect(head.split('\r\n')[0]).toBe('HTTP/1.1 417 Expectation Failed');
     expect(head, body).toMatch(/content-type: application\/json/i);
+    expect(head).toMatch(/x-content-type-options: nosniff/i);
   });
 });
