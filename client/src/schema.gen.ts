@@ -967,6 +967,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1359,6 +1370,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1413,6 +1435,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1457,6 +1490,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1589,6 +1633,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1777,6 +1832,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -1821,6 +1887,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1872,6 +1949,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1965,6 +2053,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2139,6 +2238,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -2197,6 +2307,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2466,6 +2587,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -2514,6 +2646,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2574,6 +2717,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -2627,6 +2781,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2763,6 +2928,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -2810,6 +2986,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2872,6 +3059,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3028,6 +3226,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -3088,6 +3297,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Default Response */
       '4XX': {
         headers: {
@@ -3137,6 +3357,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3199,6 +3430,17 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      429: {
+        headers: {
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {

@@ -69,7 +69,8 @@ export const openApiDocument = fp(
  * cannot drift: its security is the access the authentication hook enforces (`config.access`),
  * every route may answer a 5xx (500, or 503 while the database is away or the service drains) and
  * every /api route a 4xx, in the one error shape; a route that looks at a token may answer 401 with
- * `WWW-Authenticate`, and one that counts against the anonymous budget 429 with `Retry-After`.
+ * `WWW-Authenticate`, and every /api route 429 with `Retry-After` (the anonymous budget counts
+ * every request without a valid token, and some routes have limits of their own).
  */
 function documented(
   schema: FastifySchema | undefined,
@@ -83,7 +84,9 @@ function documented(
   response['5xx'] ??= Type.Ref(ErrorBody);
   if (api) response['4xx'] ??= Type.Ref(ErrorBody);
   if (api && access !== 'public') response['401'] ??= Unauthorized;
-  if (api && (access === 'public' || access === 'optional')) response['429'] ??= TooManyRequests;
+  // Every request without a valid token counts against the per-IP anonymous budget, a bad or
+  // expired one on a bearer route too (http/authenticate.ts): any /api route may answer 429.
+  if (api) response['429'] ??= TooManyRequests;
   return { ...schema, security: securityOf(api, access), response };
 }
 
