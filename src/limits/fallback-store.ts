@@ -1,12 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { CircuitBreaker, PROBE_TIMING, type ProbeTiming } from './circuit-breaker.js';
+import { LeastRecentlyUsed } from '../least-recently-used.js';
 import { OutageLog } from '../outage-log.js';
-import type {
-  Counter,
-  Decision,
-  JointDecision,
-  Rule,
-  SlidingWindowStore,
+import {
+  longestWindow,
+  singleDecision,
+  type Counter,
+  type Decision,
+  type JointDecision,
+  type Rule,
+  type SlidingWindowStore,
 } from './sliding-window.js';
 
 export interface FallbackOptions {
@@ -17,8 +20,14 @@ export interface FallbackOptions {
   readonly probeTiming?: ProbeTiming;
 }
 
+/** An event memory recorded while Redis was away: its keys (and how long each keeps it), its time. */
+interface CountedMeanwhile {
+  readonly keys: readonly { readonly key: string; readonly retainMs: number }[];
+  readonly now: number;
+}
+
 /**
- * Keys cleared, and events released, while Redis was away: kept to do the same there once it
+ * Keys cleared, events released and counted, while Redis was away: kept to do the same there once it
  * answers (oldest dropped beyond this many of each).
  */
 const MEANWHILE_MAX = 10_000;
@@ -36,12 +45,22 @@ export class FallbackWindowStore implements SlidingWindowStore {
    * A clear is a promise (a password reset lifts the lockout), and Redis may still hold the
    * events when it answers again (it hung, or the network between us did): cleared there then.
    */
-  private readonly clearedMeanwhile = new Set<string>();
+  private readonly clearedMeanwhile = new LeastRecentlyUsed<string, true>(MEANWHILE_MAX);
   /**
    * Likewise a release (a right password takes its attempt back; a replay its send): an event
    * Redis recorded before it went away must not stay counted there. Keyed by event.
    */
-  private readonly releasedMeanwhile = new Map<string, readonly string[]>();
+  private readonly releasedMeanwhile = new LeastRecentlyUsed<string, readonly string[]>(
+    MEANWHILE_MAX,
+  );
+  /**
+   * What memory counted while Redis was away, by event: written to Redis when it answers again,
+   * so that the budgets spent meanwhile stay spent there (each instance's), instead of every
+   * return of Redis handing out fresh ones.
+   */
+  private readonly countedMeanwhile = new LeastRecentlyUsed<string, CountedMeanwhile>(
+    MEANWHILE_MAX,
+  );
 
   constructor(
     private readonly primary: SlidingWindowStore,
@@ -64,23 +83,37 @@ export class FallbackWindowStore implements SlidingWindowStore {
       options.probe,
       () => {
         this.outage.answered();
+        // In this order, on one connection: a clear made meanwhile removes what Redis held
+        // before it, not what memory counted after it.
         this.clearInPrimary();
+        this.countInPrimary();
         this.releaseInPrimary();
       },
       options.probeTiming ?? PROBE_TIMING,
     );
   }
 
-  consume(key: string, rules: readonly Rule[], now: number): Promise<Decision> {
-    return this.attempt((store) => store.consume(key, rules, now));
+  async consume(key: string, rules: readonly Rule[], now: number): Promise<Decision> {
+    return singleDecision(await this.consumeAll([{ key, rules }], now));
   }
 
   consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {
-    return this.attempt((store) => store.consumeAll(counters, now));
+    return this.attempt(async (store) => {
+      const decision = await store.consumeAll(counters, now);
+      if (store === this.fallback && decision.allowed) {
+        const keys = counters.map(({ key, rules }) => ({ key, retainMs: longestWindow(rules) }));
+        this.countMeanwhile(decision.event, keys, now);
+      }
+      return decision;
+    });
   }
 
   record(key: string, retainMs: number, now: number): Promise<void> {
-    return this.attempt((store) => store.record(key, retainMs, now));
+    return this.attempt(async (store) => {
+      await store.record(key, retainMs, now);
+      // Memory's event is its time (memory-store.ts): Redis gets it under that name.
+      if (store === this.fallback) this.countMeanwhile(String(now), [{ key, retainMs }], now);
+    });
   }
 
   release(key: string, event: string): Promise<void> {
@@ -92,24 +125,51 @@ export class FallbackWindowStore implements SlidingWindowStore {
    * Redis did not take is queued for when it answers (see releasedMeanwhile).
    */
   async releaseAll(keys: readonly string[], event: string): Promise<void> {
+    this.uncount(keys, event);
     if (this.breaker.isOpen) {
-      this.releaseLater(keys, event);
+      this.releasedMeanwhile.set(event, keys);
       return this.fromMemory((store) => store.releaseAll(keys, event));
     }
     await Promise.all([
       this.primary.releaseAll(keys, event).catch((error: unknown) => {
         if (this.breaker.trip()) this.outage.failed(error);
-        this.releaseLater(keys, event);
+        this.releasedMeanwhile.set(event, keys);
       }),
       this.fallback.releaseAll(keys, event),
     ]);
   }
 
-  private releaseLater(keys: readonly string[], event: string): void {
-    this.releasedMeanwhile.set(event, keys);
-    if (this.releasedMeanwhile.size > MEANWHILE_MAX) {
-      const oldest = this.releasedMeanwhile.keys().next().value;
-      if (oldest !== undefined) this.releasedMeanwhile.delete(oldest);
+  /**
+   * Memory names an event by its time (memory-store.ts): two in one millisecond are one name, and
+   * their keys are kept together.
+   */
+  private countMeanwhile(event: string, keys: CountedMeanwhile['keys'], now: number): void {
+    const earlier = this.countedMeanwhile.peek(event)?.keys ?? [];
+    this.countedMeanwhile.set(event, { keys: [...earlier, ...keys], now });
+  }
+
+  /** Counts taken back (`event`'s) or cleared (every event's) meanwhile need not reach Redis. */
+  private uncount(keys: readonly string[], event?: string): void {
+    const events = event === undefined ? [...this.countedMeanwhile].map(([name]) => name) : [event];
+    for (const name of events) {
+      const counted = this.countedMeanwhile.peek(name);
+      if (counted === undefined) continue;
+      const left = counted.keys.filter(({ key }) => !keys.includes(key));
+      if (left.length === 0) this.countedMeanwhile.delete(name);
+      else this.countedMeanwhile.set(name, { ...counted, keys: left });
+    }
+  }
+
+  /** Redis answers again: what memory counted meanwhile is counted there too (a failure: later). */
+  private countInPrimary(): void {
+    for (const [event, counted] of this.countedMeanwhile) {
+      this.countedMeanwhile.delete(event);
+      for (const { key, retainMs } of counted.keys) {
+        this.primary.record(key, retainMs, counted.now, event).catch(() => {
+          if (this.breaker.trip()) this.outage.failed(undefined);
+          this.countMeanwhile(event, [{ key, retainMs }], counted.now);
+        });
+      }
     }
   }
 
@@ -119,33 +179,25 @@ export class FallbackWindowStore implements SlidingWindowStore {
       this.releasedMeanwhile.delete(event);
       this.primary.releaseAll(keys, event).catch(() => {
         if (this.breaker.trip()) this.outage.failed(undefined);
-        this.releaseLater(keys, event);
+        this.releasedMeanwhile.set(event, keys);
       });
     }
   }
 
   /** Queued for Redis when it did not take it (see clearedMeanwhile), decided by the path taken. */
   async clear(key: string): Promise<void> {
+    this.uncount([key]);
     if (this.breaker.isOpen) {
-      this.clearLater(key);
+      this.clearedMeanwhile.set(key, true);
       return this.fromMemory((store) => store.clear(key));
     }
     await Promise.all([
       this.primary.clear(key).catch((error: unknown) => {
         if (this.breaker.trip()) this.outage.failed(error);
-        this.clearLater(key);
+        this.clearedMeanwhile.set(key, true);
       }),
       this.fallback.clear(key),
     ]);
-  }
-
-  private clearLater(key: string): void {
-    this.clearedMeanwhile.delete(key); // re-added as the newest
-    this.clearedMeanwhile.add(key);
-    if (this.clearedMeanwhile.size > MEANWHILE_MAX) {
-      const oldest = this.clearedMeanwhile.values().next().value;
-      if (oldest !== undefined) this.clearedMeanwhile.delete(oldest);
-    }
   }
 
   /**
@@ -153,11 +205,11 @@ export class FallbackWindowStore implements SlidingWindowStore {
    * also clears what other instances counted there since, which errs the way the clear did.
    */
   private clearInPrimary(): void {
-    for (const key of this.clearedMeanwhile) {
+    for (const [key] of this.clearedMeanwhile) {
       this.clearedMeanwhile.delete(key);
       this.primary.clear(key).catch(() => {
         if (this.breaker.trip()) this.outage.failed(undefined);
-        this.clearLater(key);
+        this.clearedMeanwhile.set(key, true);
       });
     }
   }

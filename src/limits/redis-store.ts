@@ -141,8 +141,8 @@ export class RedisWindowStore implements SlidingWindowStore {
     return { allowed: false, refused, retryAfterSeconds: retryAfterSeconds(waitMs) };
   }
 
-  async record(key: string, retainMs: number, now: number): Promise<void> {
-    await this.redis.recordWindow(KEY_PREFIX + key, retainMs, now, member(now));
+  async record(key: string, retainMs: number, now: number, event = member(now)): Promise<void> {
+    await this.redis.recordWindow(KEY_PREFIX + key, retainMs, now, event);
   }
 
   async release(key: string, event: string): Promise<void> {

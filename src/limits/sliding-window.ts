@@ -42,8 +42,11 @@ export interface SlidingWindowStore {
    * in each, unless one of them is already at a limit of its rules; then none is recorded.
    */
   consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision>;
-  /** Records an event unconditionally, kept for `retainMs`. */
-  record(key: string, retainMs: number, now: number): Promise<void>;
+  /**
+   * Records an event unconditionally, kept for `retainMs`; as `event` when given (an event another
+   * store recorded, so that a release of it finds it here too).
+   */
+  record(key: string, retainMs: number, now: number, event?: string): Promise<void>;
   /** Takes back one event recorded by `consume` (an attempt that turned out not to count). */
   release(key: string, event: string): Promise<void>;
   /** Takes back the event of a `consumeAll` from each of its counters' keys. */

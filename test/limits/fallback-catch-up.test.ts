@@ -77,4 +77,25 @@ describe.skipIf(!canRunPrivateRedis)('the fallback store: what Redis did not tak
       5_000,
     );
   });
+
+  it('counts in Redis, when Redis answers again, what memory counted meanwhile', async () => {
+    const key = 'login-failures:counted-meanwhile';
+    for (let i = 0; i < RULE.limit - 1; i++)
+      expect((await store.consume(key, [RULE], now)).allowed).toBe(true); // in Redis
+
+    // The connection is gone: the next attempt is counted in memory, where it is the first.
+    const connection = (primary as unknown as { redis: Redis }).redis;
+    const closed = once(connection, 'close');
+    redis.cli('CLIENT', 'KILL', 'ID', String(await connection.client('ID')));
+    await closed;
+    expect((await store.consume(key, [RULE], now)).allowed).toBe(true);
+    // Once Redis answers, it holds all three: the budget spent meanwhile stays spent. (Read with
+    // ZCARD: a consume would count one more itself.)
+    await waitUntil(
+      'the count made meanwhile to reach Redis',
+      async () => redis.cli('ZCARD', `limits:${key}`) === '3',
+      5_000,
+    );
+    expect((await primary.consume(key, [RULE], now)).allowed).toBe(false);
+  });
 });
