@@ -192,3 +192,47 @@ describe('read positions', () => {
     ]);
   });
 });
+
+describe('the sync after a (re)connection', () => {
+  const conversation = (version: number) => ({ id: 'c', version }) as never;
+
+  it('carries the list as it is after the catch-ups, not as it was before them', async () => {
+    let readings = 0;
+    const history: ChatHistory = {
+      changes: async () => ({
+        messages: [{ version: 3, deleted: false, edited_at: null } as never],
+        version: 3,
+        has_more: false,
+      }),
+      overview: async () => {
+        readings += 1;
+        // Before the catch-up, c stood at version 2; a message came meanwhile: 3.
+        return {
+          conversations: [conversation(readings === 1 ? 2 : 3)],
+          next_cursor: null,
+          unread: {} as never,
+        };
+      },
+    };
+    const delivered: { type: string; conversations?: { version: number }[] }[] = [];
+    const catchUp = new ChatCatchUp(history, (event) => delivered.push(event as never), [['c', 1]]);
+    await catchUp.receive({ type: 'ready', user_id: 'u', session_id: 's' });
+    expect(delivered.map((e) => e.type)).toEqual(['message.created', 'sync']);
+    expect(delivered[1]?.conversations?.[0]?.version).toBe(3);
+    expect(readings).toBe(2);
+  });
+
+  it('reads the list once when nothing moved', async () => {
+    let readings = 0;
+    const history: ChatHistory = {
+      changes: async () => null,
+      overview: async () => {
+        readings += 1;
+        return { conversations: [conversation(1)], next_cursor: null, unread: {} as never };
+      },
+    };
+    const catchUp = new ChatCatchUp(history, () => undefined, [['c', 1]]);
+    await catchUp.receive({ type: 'ready', user_id: 'u', session_id: 's' });
+    expect(readings).toBe(1);
+  });
+});

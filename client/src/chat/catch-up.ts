@@ -156,11 +156,16 @@ export class ChatCatchUp {
     // Moved, or not on the first page (asking its `changes` tells as much as finding it would).
     const moved = [...this.versions].filter(([id, own]) => (listed.get(id) ?? Infinity) > own);
     const ids = moved.map(([id]) => id);
+    const caughtUp = ids.length > 0;
     const worker = async () => {
       for (let id = ids.shift(); id !== undefined; id = ids.shift()) await this.catchUp(id);
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_CATCH_UPS, ids.length) }, worker));
-    const { conversations, next_cursor, unread } = overview;
+    // The list and counts as they are now: the events just handed over may be newer than the
+    // first reading, and `sync` must not take the app back behind them.
+    const { conversations, next_cursor, unread } = caughtUp
+      ? await this.history.overview()
+      : overview;
     this.deliver({ type: 'sync', conversations, next_cursor, unread });
   }
 }
