@@ -12,7 +12,7 @@ export function findingNotes({ directory, chat, memory }) {
         `test/influencer/seed.ts and ANALYZEd in ${directory.seed_seconds} s; every request ` +
         'carries a bearer token (is_following and can_message are computed).',
       ...DIRECTORY_SCENARIOS.map((s) => `${s.name}: ${s.note}`),
-      `rare substrings: ${directory.rare_substrings.join(', ')}`,
+      `rare substrings: ${directory.rare_texts ?? directory.rare_substrings.length} in turn, none seen twice within the service's memory of texts (e.g. ${directory.rare_substrings.join(', ')})`,
     );
   }
   if (chat) notes.push(...chatNotes(chat));

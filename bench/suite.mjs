@@ -153,10 +153,10 @@ async function seedDirectory(service, context) {
   console.log(`seeding ${DIRECTORY_SIZE} influencer profiles straight into the database …`);
   const token = context.seed.profileToken;
   context.directory = await prepareDirectory(context.database, { url: service.url, token });
-  const { profiles, seed_seconds, rare_substrings, plans } = context.directory;
+  const { profiles, seed_seconds, rare_substrings, rare_texts, plans } = context.directory;
   console.log(`seeded and analyzed in ${seed_seconds} s`);
   await sleep(1000);
-  return { profiles, seed_seconds, rare_substrings, plans };
+  return { profiles, seed_seconds, rare_substrings, rare_texts, plans };
 }
 
 /**

@@ -33,6 +33,17 @@ interface WireMessage {
   readonly e: BusEvent;
 }
 
+function isWireMessage(value: unknown): value is WireMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const { t, e } = value as Record<string, unknown>;
+  return (
+    typeof t === 'number' &&
+    typeof e === 'object' &&
+    e !== null &&
+    typeof (e as Record<string, unknown>).type === 'string'
+  );
+}
+
 /** One PUBLISH of a pipeline: an event for one user's channel. */
 interface Send {
   readonly userId: string;
@@ -101,6 +112,9 @@ export class RedisEventBus implements EventBus {
       enableOfflineQueue: false, // fail at once while disconnected: deliver locally instead
       maxRetriesPerRequest: 1,
       commandTimeout: 500,
+      // A publish that timed out is settled as possibly published (see settle): sent again after
+      // a reconnection, it could arrive twice, which API.md forbids.
+      autoResendUnfulfilledCommands: false,
     });
     const subscriber = new Redis(url, { autoResubscribe: true, maxRetriesPerRequest: null });
     // Once each until ready again, not once per reconnect attempt; the publish path and the
@@ -246,12 +260,15 @@ export class RedisEventBus implements EventBus {
     if (channel === RESYNC_CHANNEL)
       return this.resync('an instance lost event publishes: asking clients to resync');
     if (!channel.startsWith(CHANNEL_PREFIX)) return;
-    let message: WireMessage;
+    let message: unknown;
     try {
-      message = JSON.parse(text) as WireMessage;
+      message = JSON.parse(text);
     } catch {
       return; // not ours
     }
+    // Anything another client of a shared Redis publishes reaches here: only our shape goes on
+    // (a bare `null` thrown in the listener would end the process).
+    if (!isWireMessage(message)) return;
     this.deliver(channel.slice(CHANNEL_PREFIX.length), message);
   }
 

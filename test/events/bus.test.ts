@@ -170,6 +170,30 @@ async function onPrivateRedis(
   }
 }
 
+describe.skipIf(!redisUrl)(
+  'event bus (redis): what other clients of a shared Redis publish',
+  () => {
+    it('passes on only events of our shape: null, numbers, arrays or objects without a type are dropped', async () => {
+      const bus = await RedisEventBus.connect(redisUrl as string, log);
+      const other = new Redis(redisUrl as string);
+      try {
+        const alice = user();
+        const got: Delivery[] = [];
+        await bus.subscribe(alice, (d) => got.push(d));
+        for (const payload of ['null', '42', '[]', '{"t":1}', '{"t":1,"e":null}', '{"t":1,"e":{}}'])
+          await other.publish(`events:user:${alice}`, payload);
+        await other.publish(`events:user:${alice}`, '{"t":1,"e":{"type":"message.created"}}');
+        await waitUntil('the one event', async () => got.length > 0, 5_000);
+        await new Promise((resolve) => setTimeout(resolve, 50)); // anything else would be in too
+        expect(got.map((d) => d.event)).toEqual([{ type: 'message.created' }]);
+      } finally {
+        other.disconnect();
+        await bus.close();
+      }
+    });
+  },
+);
+
 describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one instance', () => {
   it('has every instance told to resync once Redis takes publishes again', () =>
     onPrivateRedis(async (redis, connect) => {
