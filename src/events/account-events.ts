@@ -15,22 +15,24 @@ export const ACCOUNT_DELETED = 'account.deleted';
 
 export interface SessionRevokedEvent extends BusEvent {
   readonly type: typeof SESSION_REVOKED;
+  readonly here_too: true;
   readonly session_ids?: readonly string[];
   readonly all_except?: string | null;
 }
 
 /** Call after the transaction that ended the sessions has committed. */
 export function publishSessionsEnded(bus: EventBus, userId: string, ended: EndedSessions): void {
+  // Closing a socket twice is harmless: this instance acts at once, whatever Redis does.
   const event: SessionRevokedEvent =
     'sessionIds' in ended
-      ? { type: SESSION_REVOKED, session_ids: ended.sessionIds }
-      : { type: SESSION_REVOKED, all_except: ended.except ?? null };
+      ? { type: SESSION_REVOKED, here_too: true, session_ids: ended.sessionIds }
+      : { type: SESSION_REVOKED, here_too: true, all_except: ended.except ?? null };
   bus.publish([userId], event);
 }
 
 /** Call after the account's deletion has committed. */
 export function publishAccountDeleted(bus: EventBus, userId: string): void {
-  bus.publish([userId], { type: ACCOUNT_DELETED });
+  bus.publish([userId], { type: ACCOUNT_DELETED, here_too: true });
 }
 
 /**

@@ -8,6 +8,12 @@
 /** Any JSON object with a `type`; the publishing group defines the shapes. */
 export interface BusEvent {
   readonly type: string;
+  /**
+   * Safe to act on twice (an internal event, e.g. a session that ended): also delivered on the
+   * publishing instance at once, so that a Redis that hangs cannot keep it from this instance's
+   * own listeners. Never set on an event a client sees (API.md: never duplicated).
+   */
+  readonly here_too?: true;
   readonly [field: string]: unknown;
 }
 

@@ -138,6 +138,7 @@ export class RedisEventBus implements EventBus {
    */
   publish(userIds: readonly string[], event: BusEvent): void {
     const message: WireMessage = { t: this.clock(), e: event };
+    if (event.here_too === true) for (const userId of userIds) this.deliver(userId, message);
     if (this.unsent.length === 0) queueMicrotask(() => this.sendUnsent());
     this.unsent.push({ userIds, message, text: JSON.stringify(message) });
   }

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Delivery, EventBus } from '../../src/events/bus.js';
+import { publishSessionsEnded } from '../../src/events/account-events.js';
 import { MemoryEventBus } from '../../src/events/memory-bus.js';
 import { RedisEventBus } from '../../src/events/redis-bus.js';
 import type { SilenceCheck } from '../../src/redis.js';
@@ -217,6 +218,20 @@ describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one i
         async () => got.some((d) => d.event.version === 7) || resyncsOnB > 0,
         5_000,
       );
+    }));
+
+  it('hands a session that ended to the publishing instance at once, even while Redis hangs', () =>
+    onPrivateRedis(async (redis, connect) => {
+      const a = await connect();
+      const alice = user();
+      const got: Delivery[] = [];
+      await a.subscribe(alice, (d) => got.push(d));
+      redis.freeze(); // no answer: the publish times out, and may yet reach Redis
+      publishSessionsEnded(a, alice, { all: true });
+      a.publish([alice], { type: 'message.created', version: 1 }); // a client's: never twice
+      await waitUntil('the session event', async () => got.length > 0, 2_000);
+      await new Promise((resolve) => setTimeout(resolve, 700)); // past the publish's timeout
+      expect(got.map((d) => d.event.type)).toEqual(['session.revoked']);
     }));
 
   it('reconnects a subscription whose flow was cut without a word, and asks its sockets to resync', () =>
