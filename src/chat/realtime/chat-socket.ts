@@ -7,10 +7,11 @@ export const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** Pings a client may leave unanswered; at the next heartbeat the socket is dropped. */
 const MISSED_PONGS_ALLOWED = 2;
 /**
- * How long a socket that never became ready gets to answer our close frame before it is cut: ws
- * would wait 30 s, and a client that never answers would hold every refused socket that long.
+ * How long a socket gets to answer our close frame before it is cut: ws would wait 30 s, and a
+ * client that never answers would hold every socket the server closed that long (a closed socket
+ * no longer counts against its user's cap, so one user could pile them up).
  */
-const UNAUTHENTICATED_CLOSE_GRACE_MS = 2_000;
+const CLOSE_GRACE_MS = 2_000;
 /** ws's error code for a frame over `maxPayload`. */
 const FRAME_TOO_BIG = 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
 
@@ -90,12 +91,10 @@ export class ChatSocket {
   /** Closes with `closure`'s code; the first reason given is the one counted. */
   close(closure: Closure): void {
     if (!this.isOpen) return;
-    const wasReady = this.ready;
     this.closedAs = closure.reason;
     this.ready = false;
     this.ws.close(closure.code, closure.text);
-    if (!wasReady)
-      this.cut = setTimeout(() => this.ws.terminate(), UNAUTHENTICATED_CLOSE_GRACE_MS).unref();
+    this.cut = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
   /** The heartbeat's turn: drop a client that left two pings unanswered, else ping it. */

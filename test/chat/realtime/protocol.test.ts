@@ -113,6 +113,20 @@ describe.each(backends)('chat socket: frames, limits and heartbeat ($name)', (ba
     for (const client of [...four, fifth, deaf]) client?.ws.terminate();
   });
 
+  it('cuts a ready socket the server closed that leaves the close frame unanswered within seconds, not 30', async () => {
+    const carol = await rt.t.register();
+    const ended = () => rt.metric('chat_sockets_closed_total', '{reason="session_ended"}');
+    const before = await ended();
+    const deaf = await rt.connect(carol);
+    deaf.ws.pause(); // reads nothing from here on: the close frame goes unanswered
+    const loggedOut = await rt.t.call('POST', '/api/logout', { token: carol.accessToken });
+    expect(loggedOut.statusCode).toBe(200);
+    // ws alone would wait 30 s for the client's answer, the socket held all along.
+    await expect.poll(ended, { timeout: 10_000 }).toBe(before + 1);
+    deaf.ws.resume();
+    await deaf.waitClosed();
+  });
+
   it('pings every interval and drops a client that leaves two pings unanswered', async () => {
     const answering = await rt.connect(alice);
     const silent = await SocketClient.connect(rt.url, {
