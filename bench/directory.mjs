@@ -152,12 +152,13 @@ export async function analyze(db, kind) {
  * @param {{ profile: { handle: string } }[]} entries
  */
 function rareSubstrings(entries) {
-  const step = Math.floor(entries.length / RARE_TEXTS);
-  const texts = Array.from({ length: RARE_TEXTS }, (_, i) => {
-    const handle = entries[(i * step + 4321) % entries.length].profile.handle;
+  // Handles end in their index in base 36: from 36² on, 3 characters or more (a substring search).
+  const first = 36 ** 2;
+  const step = Math.floor((entries.length - first) / RARE_TEXTS);
+  return Array.from({ length: RARE_TEXTS }, (_, i) => {
+    const handle = entries[first + i * step].profile.handle;
     return handle.slice(handle.indexOf('_') + 1);
   });
-  return [...new Set(texts)];
 }
 
 /** @param {{ url: string, token: string }} service @param {string} path */
@@ -285,7 +286,7 @@ export const DIRECTORY_SCENARIOS = [
   {
     key: 'rare',
     name: 'directory: substring, rare text',
-    note: 'q = a fragment of a seeded handle (matches one profile or a few), 8 in turn',
+    note: `q = a fragment of a seeded handle (matches one profile or a few), ${RARE_TEXTS} in turn: none remembered by the service`,
   },
   { key: 'prefix', name: 'directory: 2-character prefix', note: `q = ${PREFIXES.join(', ')}` },
   {
