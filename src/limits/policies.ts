@@ -21,6 +21,12 @@ export const LIMITS = {
   conversationStartsPerUser: { limit: 20, windowMs: HOUR },
   /** Typing events relayed by the chat socket; extras are dropped, not refused. */
   typingPerConversation: { limit: 1, windowMs: 3_000 },
+  /**
+   * And across conversations: each counted frame may cost a membership lookup, and a frame may
+   * name any id (one made up per frame never meets the per-conversation limit). 20 in 10 s is
+   * typing in six conversations at once.
+   */
+  typingPerUser: { limit: 20, windowMs: 10_000 },
   /** Not a limit on people: one send per client_message_id counts against the chat limits. */
   chatKeyClaims: { limit: 1, windowMs: MINUTE },
 } as const;
@@ -241,11 +247,16 @@ export class Limits {
     return () => this.release(key, decision);
   }
 
-  /** Counts a typing event of `userId` in a conversation; false for one within 3 s of the last. */
+  /**
+   * Counts a typing event of `userId` in a conversation; false for one within 3 s of the last
+   * there, or beyond the user's 20 in 10 s across conversations.
+   */
   async takeTyping(userId: string, conversationId: string): Promise<boolean> {
-    const key = `typing:${userId}:${conversationId}`;
-    const rule = LIMITS.typingPerConversation;
-    return (await this.store.consume(key, [rule], this.clock())).allowed;
+    const counters = [
+      { key: `typing:${userId}:${conversationId}`, rules: [LIMITS.typingPerConversation] },
+      { key: `typing-user:${userId}`, rules: [LIMITS.typingPerUser] },
+    ];
+    return (await this.store.consumeAll(counters, this.clock())).allowed;
   }
 
   private async release(key: string, decision: Decision): Promise<void> {

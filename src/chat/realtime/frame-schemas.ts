@@ -29,12 +29,15 @@ const TypingFrame = Type.Object(
   },
   {
     description:
-      'The user types in a conversation: relayed to the peer, dropped silently beyond one per 3 s per user and conversation, for a non-member, and wherever a send would be refused (a deleted peer, a block, DM policy).',
+      'The user types in a conversation: relayed to the peer, dropped silently beyond one per 3 s per user and conversation or 20 in 10 s per user, for a non-member, and wherever a send would be refused (a deleted peer, a block, DM policy).',
   },
 );
 const PingFrame = Type.Object(
   { type: Type.Literal('ping') },
-  { description: 'Answered by `pong`, after every frame sent before it has been handled.' },
+  {
+    description:
+      'Answered by `pong` at once (an `auth` or `typing` frame sent before it may still be being checked).',
+  },
 );
 
 /** What a client may send. Unknown fields are ignored; so is any other frame. */

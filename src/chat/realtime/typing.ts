@@ -10,10 +10,10 @@ import type { TypingEvent } from './frame-schemas.js';
 /**
  * A member typing in a conversation, relayed to the peer's sockets on every instance as
  * `{type:"typing", conversation_id, user_id}`, never to the typist's own. Dropped without a word
- * (a socket frame has no answer to carry a refusal) beyond one per 3 s per user and conversation,
- * for a non-member, and wherever a send would be refused (a deleted peer, a block either way, DM
- * policy while it binds). The limit is counted first, so extras cost no
- * query.
+ * (a socket frame has no answer to carry a refusal) beyond one per 3 s per user and conversation
+ * or 20 in 10 s per user, for a non-member, and wherever a send would be refused (a deleted peer,
+ * a block either way, DM policy while it binds). The limits are counted first, so extras cost no
+ * query, whatever ids they name.
  */
 export async function relayTyping(
   ctx: ServiceContext,

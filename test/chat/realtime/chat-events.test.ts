@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../helpers/backends.js';
 import { STRONG_PASSWORD } from '../../helpers/test-app.js';
@@ -187,6 +188,19 @@ describe.each(backends)('chat socket: typing ($name)', (backend) => {
   /** The typing frames a socket got, fences aside. */
   const typingOf = (socket: SocketClient) =>
     socket.framesOf('typing').filter((f) => !String(f.conversation_id).startsWith('fence-'));
+
+  it('costs at most 20 lookups in 10 s per user, however many conversations its frames name', async () => {
+    const { fanSockets } = await typingPair();
+    const count = (outcome: string) =>
+      rt.metric('chat_typing_frames_total', `{outcome="${outcome}"}`);
+    const [refused, throttled] = [await count('refused'), await count('throttled')];
+    for (let i = 0; i < 30; i++) {
+      sendTyping(fanSockets[0]!, randomUUID()); // no such conversation: a lookup each, if counted
+      await expect.poll(framesHandled).toBe(framesSent);
+    }
+    expect((await count('refused')) - refused).toBe(20);
+    expect((await count('throttled')) - throttled).toBe(10);
+  });
 
   it("reaches the peer's sockets, not the typist's own, and at most once per 3 s", async () => {
     const { fan, influencer, id, fanSockets, peerSockets } = await typingPair();
