@@ -162,32 +162,33 @@ describe.each(backends)('the client keeps and renews its tokens ($name)', (backe
     () =>
       Response.json({ message: `answered ${status}`, error }, { status, headers });
 
-  it('tries a refresh answered 5xx again after half a second, with the same token: the call succeeds', async () => {
+  /** A signed-in client whose access token the service now sees expired; counts its sign-outs. */
+  async function expiredSession() {
     const device = new Device();
     let signedOut = 0;
     const { client } = await registered(baseUrl, device, { onSignedOut: () => signedOut++ });
+    const before = await client.tokens();
     t.clock.advance(EXPIRED);
+    return { device, client, before, signedOut: () => signedOut };
+  }
+
+  it('tries a refresh answered 5xx again after half a second, with the same token: the call succeeds', async () => {
+    const { device, client, signedOut } = await expiredSession();
     device.answerNext(REFRESH, errorAnswer(503, 'unavailable'));
     expect((await client.GET('/api/profile')).user).toBeDefined();
     expect(device.count(REFRESH)).toBe(2);
-    expect(signedOut).toBe(0);
+    expect(signedOut()).toBe(0);
   });
 
   it('also tries again when a proxy, not the service, answered 502', async () => {
-    const device = new Device();
-    const { client } = await registered(baseUrl, device);
-    t.clock.advance(EXPIRED);
+    const { device, client } = await expiredSession();
     device.answerNext(REFRESH, () => new Response('<html>Bad Gateway</html>', { status: 502 }));
     expect((await client.GET('/api/profile')).user).toBeDefined();
     expect(device.count(REFRESH)).toBe(2);
   });
 
   it('does not try a refresh answered 429 again: the call fails with it, the tokens stay, the next call refreshes', async () => {
-    const device = new Device();
-    let signedOut = 0;
-    const { client } = await registered(baseUrl, device, { onSignedOut: () => signedOut++ });
-    const before = await client.tokens();
-    t.clock.advance(EXPIRED);
+    const { device, client, before, signedOut } = await expiredSession();
     device.answerNext(REFRESH, errorAnswer(429, 'rate_limited', { 'Retry-After': '30' }));
     const refused = await apiErrorOf(client.GET('/api/profile'));
     expect({
@@ -200,24 +201,18 @@ describe.each(backends)('the client keeps and renews its tokens ($name)', (backe
 
     expect((await client.GET('/api/profile')).user).toBeDefined();
     expect(device.count(REFRESH)).toBe(2);
-    expect(signedOut).toBe(0);
+    expect(signedOut()).toBe(0);
   });
 
   it('does not try a refresh again when a proxy answered 4xx (the same token would get the same answer)', async () => {
-    const device = new Device();
-    const { client } = await registered(baseUrl, device);
-    t.clock.advance(EXPIRED);
+    const { device, client } = await expiredSession();
     device.answerNext(REFRESH, () => new Response('Too Many Requests', { status: 429 }));
     await expect(client.GET('/api/profile')).rejects.toMatchObject({ status: 429 });
     expect(device.count(REFRESH)).toBe(1);
   });
 
   it('gives up a refresh that gets no answer 9 s after it began (inside the grace), keeping the tokens', async () => {
-    const device = new Device();
-    let signedOut = 0;
-    const { client } = await registered(baseUrl, device, { onSignedOut: () => signedOut++ });
-    const before = await client.tokens();
-    t.clock.advance(EXPIRED);
+    const { device, client, before, signedOut } = await expiredSession();
     device.hangNext(REFRESH);
     const began = performance.now();
     const stopCollecting = collectingGarbage();
@@ -229,7 +224,7 @@ describe.each(backends)('the client keeps and renews its tokens ($name)', (backe
     expect(device.count(REFRESH)).toBe(1); // no try would have ended inside the grace
     expect(await client.tokens()).toEqual(before);
     expect((await client.GET('/api/profile')).user).toBeDefined();
-    expect(signedOut).toBe(0);
+    expect(signedOut()).toBe(0);
   }, 30_000);
 
   it('tries a refresh whose answer was lost again with the same token, inside the 10 s grace: still signed in', async () => {

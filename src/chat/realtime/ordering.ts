@@ -1,4 +1,5 @@
 import type { Delivery } from '../../events/bus.js';
+import { LeastRecentlyUsed } from '../../least-recently-used.js';
 
 /** How long an event waits for the versions before it, when they have not arrived yet. */
 export const REORDER_WAIT_MS = 100;
@@ -26,7 +27,7 @@ interface ConversationState {
 export class VersionOrder {
   private readonly conversations = new Map<string, ConversationState>();
   /** The last read position delivered per conversation (see `acceptRead`). */
-  private readonly readUpTo = new Map<string, number>();
+  private readonly readUpTo = new LeastRecentlyUsed<string, number>(REMEMBERED_CONVERSATIONS);
 
   constructor(private readonly deliver: (delivery: Delivery) => void) {}
 
@@ -70,13 +71,9 @@ export class VersionOrder {
    * (its unread count may be newer: a message deleted since).
    */
   private acceptRead(conversationId: string, readSeq: number, delivery: Delivery): void {
-    const known = this.readUpTo.get(conversationId);
+    const known = this.readUpTo.peek(conversationId);
     if (known !== undefined && readSeq < known) return;
-    this.readUpTo.delete(conversationId); // most recently read last
-    this.readUpTo.set(conversationId, readSeq);
-    if (this.readUpTo.size > REMEMBERED_CONVERSATIONS) {
-      this.readUpTo.delete(this.readUpTo.keys().next().value as string);
-    }
+    this.readUpTo.set(conversationId, readSeq); // the most recently read kept longest
     this.deliver(delivery);
   }
 
