@@ -1,3 +1,4 @@
+import { Renewal } from '../../client/src/chat/renewal.js';
 // The chat connection's parts that need no service: the backoff's delays, what each close code
 // means, the socket's URL, frame parsing, and listeners that throw.
 import { describe, expect, it, vi } from 'vitest';
@@ -234,5 +235,33 @@ describe('the sync after a (re)connection', () => {
     const catchUp = new ChatCatchUp(history, () => undefined, [['c', 1]]);
     await catchUp.receive({ type: 'ready', user_id: 'u', session_id: 's' });
     expect(readings).toBe(1);
+  });
+});
+
+describe('a renewal that failed', () => {
+  it('is not tried again once its failure hook stopped it (a connection closed by an error listener)', async () => {
+    vi.useFakeTimers();
+    try {
+      let asked = 0;
+      const renewal: Renewal = new Renewal(
+        {
+          tokens: async () => {
+            asked += 1;
+            throw new Error('network down');
+          },
+          now: () => 0,
+          renewed: () => undefined,
+          signedOut: () => undefined,
+          failed: () => renewal.stop(),
+        },
+        { accessToken: 'a', refreshToken: 'r', expiresAt: 31_000 }, // due in 1 s
+      );
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(asked).toBe(1);
+      await vi.advanceTimersByTimeAsync(60_000); // past any retry
+      expect(asked).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
