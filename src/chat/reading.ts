@@ -1,5 +1,7 @@
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
+import type { Db } from '../db/database.js';
+import { inTransaction } from '../db/transaction.js';
 import { raiseReadSeq } from './conversations.store.js';
 import { publishReadEvent } from './events.js';
 import type { Membership } from './membership.js';
@@ -28,18 +30,19 @@ export async function markRead(
       },
     ]);
   }
-  const moved = await raiseReadSeq(ctx.db, conversation.id, userId, target);
-  const state = await readState(ctx, conversation.id, userId);
+  // One transaction: a move whose answer (the count) fails is undone, so the client's retry moves
+  // it again and publishes the event; committed alone, the retry would move nothing and the
+  // reader's other devices would never hear of the read.
+  const { moved, state } = await inTransaction(ctx.db, async (trx) => ({
+    moved: await raiseReadSeq(trx, conversation.id, userId, target),
+    state: await readState(trx, conversation.id, userId),
+  }));
   if (moved) publishReadEvent(ctx, userId, { conversation_id: conversation.id, ...state });
   return state;
 }
 
-async function readState(
-  ctx: ServiceContext,
-  conversationId: string,
-  userId: string,
-): Promise<ReadState> {
-  const state = await findReadState(ctx.db, conversationId, userId);
+async function readState(db: Db, conversationId: string, userId: string): Promise<ReadState> {
+  const state = await findReadState(db, conversationId, userId);
   // The reader's account was deleted since its membership was looked up.
   if (state === undefined) throw Errors.notFound();
   return state;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BusEvent } from '../../src/events/bus.js';
 import { MemoryEventBus } from '../../src/events/memory-bus.js';
 import { backends } from '../helpers/backends.js';
+import { LockHolder } from '../helpers/lock-waits.js';
 import { TestApp } from '../helpers/test-app.js';
 import type { ChatClient } from './fixture.js';
 import { newKey, twoMembers } from './fixture.js';
@@ -135,6 +136,33 @@ describe.each(backends)('chat events ($name)', (backend) => {
     ]);
     expect(eventsOf(fan)).toEqual([]);
   });
+
+  // The read's answer (its unread count) is asked after the move: if that fails, the move must not
+  // stay committed without its event, or the retry moves nothing and the reader's other devices
+  // never hear of the read. A killed connection while the count waits for a lock is such a failure.
+  it.runIf(backend.name === 'postgres')(
+    'a read that fails after moving last_read_seq keeps no move: its retry publishes the event',
+    async () => {
+      const { fan, influencer, id } = await twoMembers(t);
+      await fan.sent(id, 'a');
+      const eventsOf = await listen(influencer);
+      const holder = await LockHolder.connect(t.backend.env.DATABASE_URL!);
+      try {
+        await holder.hold('lock table chat_messages in access exclusive mode', []);
+        const reading = influencer.call('POST', `/api/chat/conversations/${id}/read`, {});
+        await holder.untilWaiting('count(');
+        await holder.terminateWaiting('count(');
+        expect((await reading).statusCode).toBe(503);
+      } finally {
+        await holder.release();
+        await holder.end();
+      }
+      expect(await influencer.read(id)).toEqual({ last_read_seq: 1, unread_count: 0 });
+      expect(eventsOf(influencer)).toEqual([
+        { type: 'conversation.read', conversation_id: id, last_read_seq: 1, unread_count: 0 },
+      ]);
+    },
+  );
 
   // Concurrent requests finish their commits in any order on PostgreSQL, so the bus may see v3
   // before v2; each socket gets them in version order (chat/realtime/ordering.ts, tested there).

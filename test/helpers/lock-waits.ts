@@ -44,6 +44,17 @@ export class LockHolder {
     throw new Error(`no statement like "${fragment}" waits for a lock: ${JSON.stringify(rows)}`);
   }
 
+  /** Ends the connections whose statement containing `fragment` waits for a lock. */
+  async terminateWaiting(fragment: string): Promise<void> {
+    await this.client.query('select pg_stat_clear_snapshot()');
+    await this.client.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity
+        where wait_event_type = 'Lock' and datname = current_database()
+          and pid <> pg_backend_pid() and query ilike $1`,
+      [`%${fragment}%`],
+    );
+  }
+
   async end(): Promise<void> {
     await this.client.end();
   }
