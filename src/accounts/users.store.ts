@@ -32,17 +32,25 @@ export async function insertUser(db: Executor, user: UserRow): Promise<void> {
   await db.insertInto('users').values(user).execute();
 }
 
-/** Replaces the hash only if it is still `expectedHash`: of two concurrent changes, one wins. */
+/**
+ * Replaces the hash only if it is still `expectedHash`: of two concurrent changes, one wins.
+ * `changedAt` is when the password changed (`updated_at`); the same password stored again with
+ * today's parameters is no change of the account and passes none.
+ */
 export async function replacePasswordHash(
   db: Executor,
   userId: string,
   expectedHash: string,
   newHash: string,
-  now: number,
+  changedAt: number | undefined,
 ): Promise<boolean> {
   const result = await db
     .updateTable('users')
-    .set({ password_hash: newHash, updated_at: now })
+    .set(
+      changedAt === undefined
+        ? { password_hash: newHash }
+        : { password_hash: newHash, updated_at: changedAt },
+    )
     .where('id', '=', userId)
     .where('password_hash', '=', expectedHash)
     .executeTakeFirst();

@@ -3,7 +3,12 @@ import { Errors } from '../errors.js';
 import { normalizePassword } from '../security/password-policy.js';
 import { couldBeStoredAddress, publicUser, type PublicUser } from '../accounts/public-user.js';
 import { startSession, type ClientInfo, type TokenResponse } from './sessions.js';
-import { findUserByEmail, replacePasswordHash } from '../accounts/users.store.js';
+import {
+  findUserByEmail,
+  findUserById,
+  replacePasswordHash,
+  type UserRow,
+} from '../accounts/users.store.js';
 
 /**
  * Signs a user in. Unknown address and wrong password give the same answer after the same work
@@ -31,12 +36,29 @@ export async function login(
     return (await ctx.hasher.verify(found.password_hash, candidate)) ? found : undefined;
   });
   if (user === undefined) throw Errors.invalidCredentials();
-  let verified = user;
-  if (ctx.hasher.needsRehash(user.password_hash)) {
-    const upgraded = await ctx.hasher.hash(candidate);
-    if (await replacePasswordHash(ctx.db, user.id, user.password_hash, upgraded, ctx.clock()))
-      verified = { ...user, password_hash: upgraded };
-  }
+  const verified = ctx.hasher.needsRehash(user.password_hash)
+    ? await upgradeHash(ctx, user, candidate)
+    : user;
   const tokens = await startSession(ctx, verified, client);
   return { user: publicUser(user), ...tokens };
+}
+
+/**
+ * Stores the password again with today's parameters, and answers the account with the hash the
+ * session is to be started under. A concurrent login of the same password may have stored its own
+ * upgrade first: that hash, once it verifies this password too, signs this login in as well. Any
+ * other change (the password changed meanwhile) keeps the hash this login checked, and
+ * startSession refuses it.
+ */
+async function upgradeHash(
+  ctx: ServiceContext,
+  user: UserRow,
+  candidate: string,
+): Promise<UserRow> {
+  const upgraded = await ctx.hasher.hash(candidate);
+  if (await replacePasswordHash(ctx.db, user.id, user.password_hash, upgraded, undefined))
+    return { ...user, password_hash: upgraded };
+  const current = await findUserById(ctx.db, user.id);
+  if (current === undefined || ctx.hasher.needsRehash(current.password_hash)) return user;
+  return (await ctx.hasher.verify(current.password_hash, candidate)) ? current : user;
 }

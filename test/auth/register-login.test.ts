@@ -610,6 +610,35 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
     },
   );
 
+  it('signs in every concurrent login of the right password while one of them rehashes', async () => {
+    // Each login rehashes; the one whose new hash lands second finds the stored hash changed. It
+    // was changed by a login, not a password change: it signs in on that hash all the same.
+    for (let round = 0; round < 4; round += 1) {
+      const { account } = await accountHashedWith(19_456, 2);
+      const answers = await Promise.all([
+        login(account.email, account.password),
+        login(account.email, account.password),
+        login(account.email, account.password),
+      ]);
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200]);
+      expect(await storedHash(account.userId)).toMatch(TODAYS_HASH);
+    }
+  });
+
+  it('a rehash is not a change of the account: updated_at stays, as the login answered it', async () => {
+    const { account } = await accountHashedWith(19_456, 2);
+    const before = (await t.call('GET', '/api/profile', { token: account.accessToken })).json()
+      .user;
+    t.clock.advance(5_000);
+    const response = await login(account.email, account.password);
+    expect(response.statusCode).toBe(200);
+    expect(response.json().user.updated_at).toBe(before.updated_at);
+    const after = (
+      await t.call('GET', '/api/profile', { token: response.json().access_token })
+    ).json();
+    expect(after.user.updated_at).toBe(before.updated_at);
+  });
+
   it('leaves a hash with the former parameters as it is after a wrong password', async () => {
     const { account, old } = await accountHashedWith(19_456, 2);
     expect((await login(account.email, WRONG_PASSWORD)).statusCode).toBe(401);
