@@ -4,6 +4,18 @@ import { isoTimestamp } from '../http/timestamps.js';
 import type { ProfileRow } from './users.store.js';
 
 export const EMAIL_MAX_LENGTH = 254;
+/** What the unique index holds: every character lower-cases into at most two (migration 008). */
+export const NORMALIZED_EMAIL_MAX_LENGTH = 2 * EMAIL_MAX_LENGTH;
+
+/**
+ * The form under which an address is one account (and one set of per-address limits): trimmed,
+ * composed (NFC) and lower-cased. An accent typed composed (U+00E9) or decomposed (e + U+0301)
+ * looks the same and is the same address (RFC 6532 asks for NFC): two such spellings must not be
+ * two accounts, nor the second fail to sign in to the first.
+ */
+export function normalizeEmail(email: string): string {
+  return email.trim().normalize('NFC').toLowerCase();
+}
 
 /** The `user` object of every response: never a hash. */
 export interface PublicUser {
@@ -64,6 +76,12 @@ export function parseEmailAddress(raw: string, field = 'email'): string {
   }
   if (!EMAIL_PATTERN.test(email) || lowerCasesIntoAscii(email))
     throw Errors.validationFailed([{ field, message: 'must be an e-mail address' }]);
+  // Composing can lengthen text (U+FB2C becomes three code points): the index holds 508.
+  if ([...normalizeEmail(email)].length > NORMALIZED_EMAIL_MAX_LENGTH) {
+    throw Errors.validationFailed([
+      { field, message: `must be at most ${EMAIL_MAX_LENGTH} characters` },
+    ]);
+  }
   return email;
 }
 
@@ -78,5 +96,5 @@ export function couldBeStoredAddress(raw: string): boolean {
 }
 
 export function sameAddress(a: string, b: string): boolean {
-  return a.trim().toLowerCase() === b.trim().toLowerCase();
+  return normalizeEmail(a) === normalizeEmail(b);
 }

@@ -2,15 +2,12 @@ import type { Kysely, Selectable } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import type { Database, UsersTable } from '../db/tables.js';
+import { normalizeEmail } from './public-user.js';
 
 export type UserRow = Selectable<UsersTable>;
 /** The columns a profile shows: never the hash. */
 export type ProfileRow = Omit<UserRow, 'password_hash' | 'email_normalized'>;
 type Executor = Kysely<Database>;
-
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
 
 const selectUserByEmail = reusableQuery((db: Executor, emailNormalized: string) =>
   db.selectFrom('users').selectAll().where('email_normalized', '=', emailNormalized),

@@ -5,7 +5,7 @@ import type { CodePurpose, Database } from '../db/tables.js';
 import { CODE_TRY_DECOY_BUCKETS } from '../db/migrations/003_code_requests.js';
 import { Errors } from '../errors.js';
 import { CODE_MAX_TRIES, CODE_TTL_MS, generateCode } from '../security/one-time-codes.js';
-import { normalizeEmail } from '../accounts/users.store.js';
+import { normalizeEmail } from '../accounts/public-user.js';
 import {
   consumeCode,
   replaceCode,

@@ -3,15 +3,15 @@ import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import { confirmationCodeMessage } from '../mail/messages.js';
 import { normalizePassword } from '../security/password-policy.js';
-import { parseEmailAddress, publicUser, type PublicUser } from '../accounts/public-user.js';
+import {
+  normalizeEmail,
+  parseEmailAddress,
+  publicUser,
+  type PublicUser,
+} from '../accounts/public-user.js';
 import { issueCode } from './one-time-codes.js';
 import { startSession, type ClientInfo, type TokenResponse } from './sessions.js';
-import {
-  findUserByEmail,
-  insertUser,
-  normalizeEmail,
-  type UserRow,
-} from '../accounts/users.store.js';
+import { findUserByEmail, insertUser, type UserRow } from '../accounts/users.store.js';
 import { inTransaction } from '../db/transaction.js';
 import { requireReadableName, requireWellFormed } from '../http/field-values.js';
 

@@ -10,6 +10,7 @@ import * as conversationActivity from './migrations/006_conversation_activity.js
 import * as symbolFacets from './migrations/007_symbol_facets.js';
 import * as normalizedEmailLength from './migrations/008_normalized_email_length.js';
 import * as outboxPendingIndex from './migrations/009_outbox_pending_index.js';
+import * as composedEmails from './migrations/010_composed_emails.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '007_symbol_facets': symbolFacets,
   '008_normalized_email_length': normalizedEmailLength,
   '009_outbox_pending_index': outboxPendingIndex,
+  '010_composed_emails': composedEmails,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { normalizeEmail } from '../accounts/public-user.js';
 import type { CodePurpose } from '../db/tables.js';
 import { Errors } from '../errors.js';
 import { clientNetwork } from './client-network.js';
@@ -53,7 +54,7 @@ function ipKey(limit: string, ip: string): string {
 
 /** Addresses are hashed into keys, so a shared Redis holds no e-mail addresses. */
 function addressKey(email: string): string {
-  return createHash('sha256').update(email.trim().toLowerCase()).digest('base64url').slice(0, 22);
+  return createHash('sha256').update(normalizeEmail(email)).digest('base64url').slice(0, 22);
 }
 
 /**

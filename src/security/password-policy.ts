@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { FieldProblem } from '../errors.js';
+import { normalizeEmail } from '../accounts/public-user.js';
 
 export const PASSWORD_MAX_LENGTH = 128;
 
@@ -78,7 +79,7 @@ export function createPasswordPolicy(minLength: number): PasswordPolicy {
       const folded = normalized.toLowerCase();
       if (blocklist.has(folded))
         problems.push({ field, message: 'is too common; choose a less predictable password' });
-      const address = email.trim().toLowerCase();
+      const address = normalizeEmail(email);
       const localPart = address.slice(0, address.lastIndexOf('@'));
       if (folded === address || (localPart !== '' && folded === localPart)) {
         problems.push({ field, message: 'must not be your e-mail address or a part of it' });

@@ -1,4 +1,5 @@
-import { normalizeEmail, type UserRow } from '../../src/accounts/users.store.js';
+import { normalizeEmail } from '../../src/accounts/public-user.js';
+import type { UserRow } from '../../src/accounts/users.store.js';
 
 /**
  * An account row written straight into the database by a seed (benchmarks, plan tests): its

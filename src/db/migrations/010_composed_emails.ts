@@ -1,0 +1,56 @@
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../dialect.js';
+
+interface UsersTable {
+  id: string;
+  email: string;
+  email_normalized: string;
+}
+
+/** The rules before and as of this migration (accounts/public-user.ts), kept as they were. */
+const lowerCased = (email: string) => email.trim().toLowerCase();
+const composed = (email: string) => email.trim().normalize('NFC').toLowerCase();
+
+/**
+ * Addresses became one account under their composed (NFC) form, as well as lower-cased: an
+ * account registered with a decomposed accent (e + U+0301) gets its composed key, so that either
+ * spelling signs in to it. Only non-ASCII keys can change, and few do. Where both spellings were
+ * registered as two accounts, the one already composed keeps the key and the other stays as it
+ * was: reachable under its exact spelling no longer, but neither account is merged nor lost.
+ */
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await rekey(db, composed);
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await rekey(db, lowerCased);
+}
+
+/** Gives every account with a non-ASCII key the key `rule` makes of its address, if free. */
+async function rekey(db: Kysely<unknown>, rule: (email: string) => string): Promise<void> {
+  const users = db as unknown as Kysely<{ users: UsersTable }>;
+  const nonAscii = isPostgres(db)
+    ? sql<boolean>`email_normalized ~ '[^\x01-\x7f]'`
+    : sql<boolean>`email_normalized glob '*[^' || char(1) || '-' || char(127) || ']*'`;
+  const rows = await users
+    .selectFrom('users')
+    .select(['id', 'email', 'email_normalized'])
+    .where(nonAscii)
+    .orderBy('id')
+    .execute();
+  for (const row of rows) {
+    const key = rule(row.email);
+    if (key === row.email_normalized) continue;
+    const taken = await users
+      .selectFrom('users')
+      .select('id')
+      .where('email_normalized', '=', key)
+      .executeTakeFirst();
+    if (taken !== undefined) continue;
+    await users
+      .updateTable('users')
+      .set({ email_normalized: key })
+      .where('id', '=', row.id)
+      .execute();
+  }
+}
