@@ -1,6 +1,6 @@
 import type { AccountDeletionHook } from '../accounts/deletion.js';
 import type { EventBus } from '../events/bus.js';
-import { raiseVersion } from './conversations.store.js';
+import { deleteConversations, leaveConversations } from './conversations.store.js';
 import { membersOf } from './membership.js';
 import type { MessageEvent } from './realtime/frame-schemas.js';
 import { messagesSentBy, tombstoneForDeletedSender, type MessageRow } from './messages.store.js';
@@ -12,7 +12,8 @@ import { writeOfConversations, type CommittedEvent } from './events.js';
  * `sender_id: null`, each raising its conversation's version by one; the conversations stay, and
  * (the account's member row and id gone with it) the peer sees `can_send: false`. Once the
  * deletion commits, each tombstone is a `message.deleted` to the peer, in version order with the
- * events of other writes of the same conversations (writeOfConversations).
+ * events of other writes of the same conversations (writeOfConversations). A conversation whose
+ * peer was deleted before is no one's any more: it goes, with its messages.
  */
 export function tombstoneMessagesOf(deps: {
   readonly clock: () => number;
@@ -25,10 +26,18 @@ export function tombstoneMessagesOf(deps: {
     const write = writeOfConversations(deps, [...byConversation.keys()]);
     const deleted = new Map<string, { peers: string[]; message: MessageRow }[]>();
     try {
-      // By conversation, in id order, so two deletions touching the same conversations queue.
+      // In id order, so two deletions touching the same conversations queue.
+      const counts = new Map([...byConversation].map(([id, ids]) => [id, ids.length]));
+      const left = await leaveConversations(trx, userId, counts);
+      const abandoned = [...left].filter(([, row]) => membersOf(row).length === 0);
+      await deleteConversations(
+        trx,
+        abandoned.map(([id]) => id),
+      );
       for (const [conversationId, ids] of byConversation) {
-        const raised = await raiseVersion(trx, conversationId, ids.length);
-        const peers = membersOf(raised).filter((id) => id !== userId);
+        const raised = left.get(conversationId);
+        if (raised === undefined || membersOf(raised).length === 0) continue;
+        const peers = membersOf(raised);
         let version = raised.version - ids.length;
         const tombstones = [];
         for (const id of ids) {

@@ -16,6 +16,7 @@ import { conversationsWithUnread } from './unread.store.js';
 
 type Executor = Kysely<Database>;
 export type ConversationRow = Selectable<ConversationsTable>;
+type ConversationMembers = Pick<ConversationRow, 'version' | 'influencer_id' | 'starter_id'>;
 
 /** A conversation as one of its members sees it. */
 export interface MemberConversationRow extends ConversationRow {
@@ -131,13 +132,56 @@ export async function raiseVersion(
   db: Executor,
   conversationId: string,
   by = 1,
-): Promise<Pick<ConversationRow, 'version' | 'influencer_id' | 'starter_id'>> {
+): Promise<ConversationMembers> {
   return db
     .updateTable('conversations')
     .set({ version: sql`version + ${by}` })
     .where('id', '=', conversationId)
     .returning(['version', 'influencer_id', 'starter_id'])
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * Account deletion: takes `userId` out of every conversation it is in, in id order, each in ONE
+ * update that also raises the version by the tombstones it gets (`tombstones`, by conversation).
+ * Left to the user row's ON DELETE SET NULL, the member's id would be cleared in a second update
+ * of a row this transaction already wrote, which makes PostgreSQL check the row's other foreign
+ * key again: a share lock on the peer's account row, which the peer's own deletion holds while it
+ * waits for this conversation row (a deadlock, three deletions at once ran out of retries).
+ * Answers each conversation's new version and members.
+ */
+export async function leaveConversations(
+  db: Executor,
+  userId: string,
+  tombstones: ReadonlyMap<string, number>,
+): Promise<Map<string, ConversationMembers>> {
+  const conversations = await db
+    .selectFrom('conversations')
+    .select('id')
+    .where((eb) => eb.or([eb('influencer_id', '=', userId), eb('starter_id', '=', userId)]))
+    .orderBy('id')
+    .execute();
+  const left = new Map<string, ConversationMembers>();
+  for (const { id } of conversations) {
+    const row = await db
+      .updateTable('conversations')
+      .set({
+        version: sql`version + ${tombstones.get(id) ?? 0}`,
+        influencer_id: sql`case when influencer_id = ${userId} then null else influencer_id end`,
+        starter_id: sql`case when starter_id = ${userId} then null else starter_id end`,
+      })
+      .where('id', '=', id)
+      .returning(['version', 'influencer_id', 'starter_id'])
+      .executeTakeFirstOrThrow();
+    left.set(id, row);
+  }
+  return left;
+}
+
+/** Conversations no one is a member of any more, their messages with them (cascade). */
+export async function deleteConversations(db: Executor, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('conversations').where('id', 'in', ids).execute();
 }
 
 const updateReadSeq = reusableQuery(

@@ -109,5 +109,44 @@ describe.skipIf(postgres === undefined)(
       await holder.release();
       expect(errorOf(await blocking)).toEqual([404, 'not_found']);
     });
+
+    it("a deletion does not wait for the account row of a peer it wrote to (the peer's own deletion holds it)", async () => {
+      const a = new ChatClient(t, await t.register());
+      const b = new ChatClient(t, (await creator(t, { dm_policy: 'everyone' })).account);
+      const id = (await start(a, b.userId)).json().conversation.id as string;
+      await a.sent(id, 'hello');
+      // As B's deletion does (lockAccount), while it waits for the conversation row A's holds.
+      await holder.hold('select id from users where id = $1 for update', [b.userId]);
+      const deleting = a.call('DELETE', '/api/profile', { password: STRONG_PASSWORD });
+      const waited = await holder.untilWaiting('delete from "users"').then(
+        () => true,
+        () => false,
+      );
+      await holder.release();
+      expect((await deleting).statusCode).toBe(200);
+      expect(waited).toBe(false);
+    }, 20_000);
+
+    it('accounts that wrote to each other, deleted at once, all answer 200', async () => {
+      const clients = await Promise.all(
+        Array.from(
+          { length: 4 },
+          async () => new ChatClient(t, (await creator(t, { dm_policy: 'everyone' })).account),
+        ),
+      );
+      for (const [i, a] of clients.entries()) {
+        for (const b of clients.slice(i + 1)) {
+          const id = (await start(a, b.userId)).json().conversation.id as string;
+          await a.sent(id, 'x');
+          await b.sent(id, 'y');
+        }
+      }
+      const deleted = await Promise.all(
+        clients.map((client) =>
+          client.call('DELETE', '/api/profile', { password: STRONG_PASSWORD }),
+        ),
+      );
+      expect(deleted.map((response) => response.statusCode)).toEqual([200, 200, 200, 200]);
+    }, 60_000);
   },
 );

@@ -120,6 +120,26 @@ describe.each(backends)('deleting an account, for chat ($name)', (backend) => {
     });
   });
 
+  it('once both members are deleted, the conversation and its messages go', async () => {
+    const { fan, influencer, id } = await conversation();
+    await fan.sent(id, 'hi');
+    await influencer.sent(id, 'hello');
+    const rowsOf = async () => [
+      (await t.db.selectFrom('conversations').select('id').where('id', '=', id).execute()).length,
+      (
+        await t.db
+          .selectFrom('chat_messages')
+          .select('id')
+          .where('conversation_id', '=', id)
+          .execute()
+      ).length,
+    ];
+    expect((await deleteAccount(fan)).statusCode).toBe(200);
+    expect(await rowsOf()).toEqual([1, 2]);
+    expect((await deleteAccount(influencer)).statusCode).toBe(200);
+    expect(await rowsOf()).toEqual([0, 0]);
+  });
+
   it('a deletion that rolls back tombstones nothing and publishes nothing', async () => {
     const { fan, influencer, id } = await conversation();
     await fan.sent(id, 'kept');
