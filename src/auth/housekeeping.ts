@@ -6,6 +6,8 @@ import { deleteDeadCodes } from './codes.store.js';
 import { deleteExpiredSessions } from './sessions.store.js';
 
 const INTERVAL_MS = 10 * 60_000;
+/** The first sweep comes within this long of the start, at a random moment (see below). */
+export const FIRST_SWEEP_WITHIN_MS = 60_000;
 
 /**
  * Deletes expired sessions, expired or burnt codes, and e-mails that failed for good a week ago.
@@ -19,13 +21,27 @@ export async function sweepExpired(db: Db, now: number): Promise<void> {
   await deleteOldFailedMail(db, now);
 }
 
-/** Runs `sweepExpired` every 10 minutes; returns the function that stops it. */
+/**
+ * Runs `sweepExpired` soon after the start, then every 10 minutes; returns the function that
+ * stops it. An instance restarted more often than every 10 minutes (deploys, autoscaling) would
+ * otherwise never sweep; the first moment is random so that the instances of a rolling deploy do
+ * not all sweep at once.
+ */
 export function startHousekeeping(db: Db, clock: () => number, log: FastifyBaseLogger): () => void {
-  const timer = setInterval(() => {
+  const sweep = () => {
     sweepExpired(db, clock()).catch((error: unknown) => {
       log.warn({ err: error }, 'housekeeping failed; will retry');
     });
-  }, INTERVAL_MS);
-  timer.unref();
-  return () => clearInterval(timer);
+  };
+  let interval: NodeJS.Timeout | undefined;
+  const first = setTimeout(() => {
+    sweep();
+    interval = setInterval(sweep, INTERVAL_MS);
+    interval.unref();
+  }, Math.random() * FIRST_SWEEP_WITHIN_MS);
+  first.unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(interval);
+  };
 }

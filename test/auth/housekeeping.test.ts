@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepExpired } from '../../src/auth/housekeeping.js';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  FIRST_SWEEP_WITHIN_MS,
+  startHousekeeping,
+  sweepExpired,
+} from '../../src/auth/housekeeping.js';
 import { backends } from '../helpers/backends.js';
 import { queueMail } from '../helpers/outbox.js';
 import { TestApp } from '../helpers/test-app.js';
@@ -30,6 +35,25 @@ describe.each(backends)('housekeeping ($name)', (backend) => {
 
     await sweepExpired(t.db, t.clock.now() + 31 * 24 * 60 * MINUTE); // so has the session
     expect(await count('sessions', account.userId)).toBe(0);
+  });
+
+  it('sweeps within a minute of its start, not only after the first 10 minutes', async () => {
+    const account = await t.register();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'] });
+    const stop = startHousekeeping(
+      t.db,
+      () => t.clock.now() + 31 * DAY, // the session has expired
+      pino({ level: 'silent' }),
+    );
+    try {
+      await vi.advanceTimersByTimeAsync(FIRST_SWEEP_WITHIN_MS);
+      await vi.waitFor(async () => expect(await count('sessions', account.userId)).toBe(0), {
+        timeout: 10_000,
+      });
+    } finally {
+      stop();
+      vi.useRealTimers();
+    }
   });
 
   it('deletes an e-mail that failed for good once it is a week old, and no other mail', async () => {
