@@ -11,6 +11,7 @@ import * as symbolFacets from './migrations/007_symbol_facets.js';
 import * as normalizedEmailLength from './migrations/008_normalized_email_length.js';
 import * as outboxPendingIndex from './migrations/009_outbox_pending_index.js';
 import * as composedEmails from './migrations/010_composed_emails.js';
+import * as prefixesAfterSpaces from './migrations/011_prefixes_after_spaces.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '008_normalized_email_length': normalizedEmailLength,
   '009_outbox_pending_index': outboxPendingIndex,
   '010_composed_emails': composedEmails,
+  '011_prefixes_after_spaces': prefixesAfterSpaces,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

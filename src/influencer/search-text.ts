@@ -31,11 +31,15 @@ export const PREFIX_QUERY_MAX = 2;
 
 const words = new Intl.Segmenter('und', { granularity: 'word' });
 
-/** Where the words of `folded` start: Unicode word boundaries (UAX #29, dictionary-based for CJK). */
+/**
+ * Where the words of `folded` start: Unicode word boundaries (UAX #29, dictionary-based for CJK),
+ * and every start after white space, where UAX #29 sees no word (`#music`, `@ada`, `🔥`): to the
+ * person typing them, those are words of the name too.
+ */
 function wordStarts(folded: string): number[] {
   const starts = [0];
-  for (const segment of words.segment(folded)) {
-    if (segment.isWordLike && segment.index > 0) starts.push(segment.index);
+  for (const { index, isWordLike } of words.segment(folded)) {
+    if (index > 0 && (isWordLike || /\s/u.test(folded[index - 1] ?? ''))) starts.push(index);
   }
   return starts;
 }

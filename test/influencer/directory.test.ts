@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { up } from '../../src/db/migrations/011_prefixes_after_spaces.js';
 import { backends } from '../helpers/backends.js';
 import { randomIp, TestApp, uniqueEmail } from '../helpers/test-app.js';
 import { confirmedAccount, creator, expectError, expectInvalid, type Creator } from './support.js';
@@ -464,5 +466,50 @@ describe.each(backends)('directory after changes ($name)', (backend) => {
     for (const query of gone) {
       expect(await ids(query)).toEqual([]);
     }
+  });
+});
+
+describe.each(backends)('directory words after spaces, and migration 011 ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  const ids = async (q: string) => {
+    const response = await t.call('GET', listUrl({ q, limit: '100' }));
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json().influencers.map((i: { id: string }) => i.id);
+  };
+
+  it('1–2 characters find a word that starts with #, @ or an emoji after a space', async () => {
+    const tagged = await creator(t, { display_name: 'I love #music' });
+    const mention = await creator(t, { display_name: 'Follow @ada' });
+    const fire = await creator(t, { display_name: 'Hot 🔥 Takes' });
+    expect(await ids('#m')).toEqual([tagged.id]);
+    expect(await ids('@a')).toEqual([mention.id]);
+    expect(await ids('🔥')).toEqual([fire.id]);
+  });
+
+  it('011 lists existing profiles under the prefixes they lack, as the service lists new ones', async () => {
+    const made = await creator(t, { display_name: 'Cats & #dogs' });
+    const prefixes = () =>
+      t.db
+        .selectFrom('influencer_facets')
+        .select('facet')
+        .where('influencer_id', '=', made.id)
+        .where('facet', 'like', 'p:%')
+        .orderBy('facet')
+        .execute();
+    const written = await prefixes();
+    expect(written.map((row) => row.facet)).toEqual(expect.arrayContaining(['p:#', 'p:#d', 'p:&']));
+    await t.db
+      .deleteFrom('influencer_facets')
+      .where('influencer_id', '=', made.id)
+      .where('facet', 'in', ['p:#', 'p:#d', 'p:&'])
+      .execute();
+    await up(t.db as Kysely<unknown>);
+    expect(await prefixes()).toEqual(written);
+    expect(await ids('#d')).toEqual([made.id]);
   });
 });

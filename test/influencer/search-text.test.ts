@@ -59,6 +59,29 @@ describe('prefixTokens', () => {
     expect(prefixTokens('xyz', '@ada b').sort()).toEqual(['@', '@a', 'a', 'ad', 'b', 'x', 'xy']);
   });
 
+  it('a word that starts after a space with what Unicode sees as no word (#, @, an emoji)', () => {
+    expect(prefixTokens('xyz', 'i love #music @ada 🔥 hot').sort()).toEqual(
+      [
+        '#',
+        '#m',
+        '@',
+        '@a',
+        'a',
+        'ad',
+        'h',
+        'ho',
+        'i',
+        'l',
+        'lo',
+        'm',
+        'mu',
+        'x',
+        'xy',
+        '🔥',
+      ].sort(),
+    );
+  });
+
   it('words without spaces (Japanese) by Unicode word segmentation', () => {
     expect(prefixTokens('yamada', '山田太郎')).toEqual(
       expect.arrayContaining(['山', '山田', '太', '太郎']),
