@@ -135,16 +135,16 @@ export async function advanceGeneration(
   return result.numUpdatedRows === 1n;
 }
 
+/** Deletes the user's session; with `liveAt`, only if it has not expired by then. */
 export async function deleteSession(
   db: Executor,
   sessionId: string,
   userId: string,
+  liveAt?: number,
 ): Promise<boolean> {
-  const result = await db
-    .deleteFrom('sessions')
-    .where('id', '=', sessionId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  let query = db.deleteFrom('sessions').where('id', '=', sessionId).where('user_id', '=', userId);
+  if (liveAt !== undefined) query = query.where('expires_at', '>', liveAt);
+  const result = await query.executeTakeFirst();
   return result.numDeletedRows === 1n;
 }
 

@@ -156,6 +156,8 @@ export async function revokeSession(
 ): Promise<void> {
   const sessionId = canonicalRowId(ref);
   if (sessionId === undefined) throw Errors.notFound();
-  if (!(await deleteSession(ctx.db, sessionId, caller.userId))) throw Errors.notFound();
+  // An expired session is listed no more, so it is not there to revoke (housekeeping deletes it).
+  if (!(await deleteSession(ctx.db, sessionId, caller.userId, ctx.clock())))
+    throw Errors.notFound();
   publishSessionsEnded(ctx.events, caller.userId, { sessionIds: [sessionId] });
 }

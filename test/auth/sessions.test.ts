@@ -134,6 +134,21 @@ describe.each(backends)('sessions and logout ($name)', (backend) => {
       expect(remaining.map((s) => s.id)).not.toContain(victim.sessionId);
     });
 
+    it('answers 404 not_found for an expired session, which the list no longer shows', async () => {
+      const account = await t.register();
+      const expired = await signIn(account);
+      await t.db
+        .updateTable('sessions')
+        .set({ expires_at: t.clock.now() - 1 })
+        .where('id', '=', expired.sessionId)
+        .execute();
+      const listed = (await listSessions(account.accessToken)).json().sessions as SessionView[];
+      expect(listed.map((s) => s.id)).not.toContain(expired.sessionId);
+      const response = await revoke(account.accessToken, expired.sessionId);
+      expect(response.statusCode).toBe(404);
+      expect(response.json().error).toBe('not_found');
+    });
+
     it('answers 404 not_found for an unknown id', async () => {
       const account = await t.register();
       const response = await revoke(account.accessToken, randomUUID());
