@@ -763,6 +763,24 @@ export interface operations {
           };
         };
       };
+      /** @description `validation_failed`, `weak_password` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `email_taken` */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
       429: {
         headers: {
@@ -833,7 +851,16 @@ export interface operations {
           };
         };
       };
-      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      /** @description `invalid_credentials` */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `too_many_attempts`, `rate_limited`: try again after `Retry-After` seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before trying again. */
@@ -897,6 +924,15 @@ export interface operations {
             /** @enum {number} */
             expires_in: 900;
           };
+        };
+      };
+      /** @description `invalid_refresh_token` */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
@@ -1036,7 +1072,16 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      /** @description `email_mismatch` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `too_many_requests`, `rate_limited`: try again after `Retry-After` seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before trying again. */
@@ -1097,10 +1142,28 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_code` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `email_mismatch` */
+      403: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -1168,6 +1231,15 @@ export interface operations {
           };
         };
       };
+      /** @description `incorrect_password`, `weak_password`, `same_password` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -1178,7 +1250,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      /** @description `too_many_attempts`, `rate_limited`: try again after `Retry-After` seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before trying again. */
@@ -1237,7 +1309,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      /** @description `too_many_requests`, `rate_limited`: try again after `Retry-After` seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before trying again. */
@@ -1298,6 +1370,15 @@ export interface operations {
             /** @enum {string} */
             message: 'Password reset successful';
           };
+        };
+      };
+      /** @description `invalid_code`, `weak_password` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
@@ -1435,6 +1516,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
       429: {
         headers: {
@@ -1555,6 +1645,15 @@ export interface operations {
           };
         };
       };
+      /** @description `incorrect_password` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -1565,7 +1664,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      /** @description `too_many_attempts`, `rate_limited`: try again after `Retry-After` seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before trying again. */
@@ -1627,6 +1726,15 @@ export interface operations {
             message: 'Profile updated';
             user: components['schemas']['User'];
           };
+        };
+      };
+      /** @description `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
@@ -1716,6 +1824,15 @@ export interface operations {
             /** @description `null` on the last page. */
             next_cursor: string | null;
           };
+        };
+      };
+      /** @description `validation_failed`, `invalid_cursor` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
@@ -1822,10 +1939,37 @@ export interface operations {
           };
         };
       };
+      /** @description `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `email_not_confirmed` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `already_influencer`, `handle_taken` */
+      409: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -1893,6 +2037,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description `not_influencer` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
       429: {
         headers: {
@@ -1949,6 +2102,15 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_influencer` */
+      404: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -2049,10 +2211,37 @@ export interface operations {
           };
         };
       };
+      /** @description `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_influencer` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `handle_taken` */
+      409: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -2228,6 +2417,15 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_cursor` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -2303,10 +2501,28 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_cursor` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_influencer` */
+      404: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -2377,6 +2593,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
       429: {
         headers: {
@@ -2433,6 +2658,15 @@ export interface operations {
           };
         };
       };
+      /** @description `cannot_follow_self` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -2443,7 +2677,25 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      /** @description `cannot_follow`, `user_blocked` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `rate_limited`: try again after `Retry-After` seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before trying again. */
@@ -2509,7 +2761,16 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `rate_limited`: try again after `Retry-After` seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before trying again. */
@@ -2577,6 +2838,15 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_cursor` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -2642,10 +2912,28 @@ export interface operations {
           };
         };
       };
+      /** @description `cannot_block_self` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_found` */
+      404: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -2717,6 +3005,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
       429: {
         headers: {
@@ -2775,6 +3072,15 @@ export interface operations {
             /** @description `null` on the last page. */
             next_cursor: string | null;
           };
+        };
+      };
+      /** @description `invalid_cursor` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
@@ -2856,6 +3162,15 @@ export interface operations {
           };
         };
       };
+      /** @description `cannot_message_self` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -2866,7 +3181,25 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      /** @description `not_following`, `messages_disabled`, `cannot_message`, `user_blocked` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `rate_limited`: try again after `Retry-After` seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before trying again. */
@@ -2992,6 +3325,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
       429: {
         headers: {
@@ -3055,10 +3397,28 @@ export interface operations {
           };
         };
       };
+      /** @description `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_found` */
+      404: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -3144,6 +3504,15 @@ export interface operations {
           };
         };
       };
+      /** @description `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -3154,7 +3523,34 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
-      /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
+      /** @description `not_following`, `messages_disabled`, `cannot_message`, `user_blocked` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `idempotency_key_reused` */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `rate_limited`: try again after `Retry-After` seconds. */
       429: {
         headers: {
           /** @description Seconds to wait before trying again. */
@@ -3226,6 +3622,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
       429: {
         headers: {
@@ -3287,10 +3692,28 @@ export interface operations {
           };
         };
       };
+      /** @description `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_found` */
+      404: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -3363,6 +3786,24 @@ export interface operations {
           'application/json': components['schemas']['ErrorBody'];
         };
       };
+      /** @description `not_message_author` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description Too many requests or attempts: try again after `Retry-After` seconds. */
       429: {
         headers: {
@@ -3426,10 +3867,46 @@ export interface operations {
           };
         };
       };
+      /** @description `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_message_author`, `edit_window_expired`, `cannot_message`, `user_blocked` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `message_deleted` */
+      409: {
+        headers: {
           [name: string]: unknown;
         };
         content: {

@@ -1,5 +1,6 @@
+import { Errors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
-import { matching, MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
+import { matching, MessageBody, nullable, withErrors } from '../http/schemas.js';
 
 /**
  * Request and response schemas of the Auth group: they validate requests (no type coercion) and
@@ -61,7 +62,12 @@ export const registerSchema = {
   operationId: 'register',
   summary: 'Create an account; a confirmation code is e-mailed',
   body: Type.Object({ email: Email, password: NewPassword, name: Type.Optional(Name) }),
-  response: withErrors({ 201: signedIn('User registered') }),
+  response: withErrors(
+    { 201: signedIn('User registered') },
+    Errors.emailTaken,
+    Errors.validationFailed,
+    Errors.weakPassword,
+  ),
 };
 
 export const loginSchema = {
@@ -69,7 +75,11 @@ export const loginSchema = {
   operationId: 'login',
   summary: 'Sign in with e-mail and password',
   body: Type.Object({ email: Email, password: CurrentPassword }),
-  response: withErrors({ 200: signedIn('Login successful') }),
+  response: withErrors(
+    { 200: signedIn('Login successful') },
+    Errors.invalidCredentials,
+    Errors.tooManyAttempts,
+  ),
 };
 
 export const refreshSchema = {
@@ -78,9 +88,12 @@ export const refreshSchema = {
   summary: 'Exchange a refresh token for new tokens (rotation)',
   // No outer bound but the body's size: any string that is not a live token is 401 (API.md).
   body: Type.Object({ refresh_token: Type.String() }),
-  response: withErrors({
-    200: Type.Object({ message: Type.Literal('Token refreshed'), ...tokenFields }),
-  }),
+  response: withErrors(
+    {
+      200: Type.Object({ message: Type.Literal('Token refreshed'), ...tokenFields }),
+    },
+    Errors.invalidRefreshToken,
+  ),
 };
 
 export const logoutSchema = {
@@ -96,7 +109,11 @@ export const sendConfirmationCodeSchema = {
   operationId: 'sendConfirmationCode',
   summary: 'E-mail a new confirmation code (same answer for every address)',
   body: Type.Object({ email: Email }),
-  response: withErrors({ 200: MessageBody('Confirmation code sent') }),
+  response: withErrors(
+    { 200: MessageBody('Confirmation code sent') },
+    Errors.emailMismatch,
+    Errors.tooManyRequests,
+  ),
 };
 
 export const confirmEmailSchema = {
@@ -104,7 +121,11 @@ export const confirmEmailSchema = {
   operationId: 'confirmEmail',
   summary: 'Confirm an e-mail address with its code',
   body: Type.Object({ email: Email, code: Code }),
-  response: withErrors({ 200: MessageBody('Email confirmed') }),
+  response: withErrors(
+    { 200: MessageBody('Email confirmed') },
+    Errors.invalidCode,
+    Errors.emailMismatch,
+  ),
 };
 
 export const changePasswordSchema = {
@@ -112,10 +133,15 @@ export const changePasswordSchema = {
   operationId: 'changePassword',
   summary: "Change the caller's password; signs out every other session",
   body: Type.Object({ password: CurrentPassword, new_password: NewPassword }),
-  response: withErrors({
-    200: MessageBody('User changed password successful'),
-    429: TooManyRequests,
-  }),
+  response: withErrors(
+    {
+      200: MessageBody('User changed password successful'),
+    },
+    Errors.incorrectPassword,
+    Errors.weakPassword,
+    Errors.samePassword,
+    Errors.tooManyAttempts,
+  ),
 };
 
 export const forgotPasswordSchema = {
@@ -123,9 +149,12 @@ export const forgotPasswordSchema = {
   operationId: 'forgotPassword',
   summary: 'E-mail a password reset code (same answer for every address)',
   body: Type.Object({ email: Email }),
-  response: withErrors({
-    200: MessageBody('If the address is registered, a reset code has been sent'),
-  }),
+  response: withErrors(
+    {
+      200: MessageBody('If the address is registered, a reset code has been sent'),
+    },
+    Errors.tooManyRequests,
+  ),
 };
 
 export const resetPasswordSchema = {
@@ -133,7 +162,11 @@ export const resetPasswordSchema = {
   operationId: 'resetPassword',
   summary: 'Set a new password with a reset code; signs out every session',
   body: Type.Object({ email: Email, code: Code, new_password: NewPassword }),
-  response: withErrors({ 200: MessageBody('Password reset successful') }),
+  response: withErrors(
+    { 200: MessageBody('Password reset successful') },
+    Errors.invalidCode,
+    Errors.weakPassword,
+  ),
 };
 
 const Session = Type.Object({
@@ -157,5 +190,5 @@ export const revokeSessionSchema = {
   operationId: 'revokeSession',
   summary: 'Revoke one of the caller’s sessions',
   params: Type.Object({ id: Type.String({ description: 'The session id.' }) }),
-  response: withErrors({ 200: MessageBody('Session revoked') }),
+  response: withErrors({ 200: MessageBody('Session revoked') }, Errors.notFound),
 };

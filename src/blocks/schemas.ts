@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { NextCursor, pageQuery } from '../http/cursor.js';
 import { nullable, withErrors } from '../http/schemas.js';
@@ -10,7 +11,11 @@ export const blockUserSchema = {
   operationId: 'blockUser',
   summary: 'Block an account: neither side can message or follow the other',
   params: ByUser,
-  response: withErrors({ 200: Type.Object({ blocked: Type.Literal(true) }) }),
+  response: withErrors(
+    { 200: Type.Object({ blocked: Type.Literal(true) }) },
+    Errors.cannotBlockSelf,
+    Errors.notFound,
+  ),
 };
 
 export const unblockUserSchema = {
@@ -18,7 +23,7 @@ export const unblockUserSchema = {
   operationId: 'unblockUser',
   summary: 'Lift a block (follows it removed are not restored)',
   params: ByUser,
-  response: withErrors({ 200: Type.Object({ blocked: Type.Literal(false) }) }),
+  response: withErrors({ 200: Type.Object({ blocked: Type.Literal(false) }) }, Errors.notFound),
 };
 
 const BlockedUser = Type.Object({
@@ -36,7 +41,10 @@ export const listBlocksSchema = {
   operationId: 'listBlocks',
   summary: 'The accounts the caller blocks, newest block first',
   querystring: Type.Object(pageQuery()),
-  response: withErrors({
-    200: Type.Object({ blocks: Type.Array(BlockedUser), next_cursor: NextCursor }),
-  }),
+  response: withErrors(
+    {
+      200: Type.Object({ blocks: Type.Array(BlockedUser), next_cursor: NextCursor }),
+    },
+    Errors.invalidCursor,
+  ),
 };

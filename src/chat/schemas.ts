@@ -1,6 +1,7 @@
+import { Errors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { NextCursor, pageQuery } from '../http/cursor.js';
-import { matching, TooManyRequests, withErrors } from '../http/schemas.js';
+import { matching, withErrors } from '../http/schemas.js';
 import { ChatMessage, Conversation, Count } from './objects.js';
 
 /**
@@ -47,11 +48,19 @@ export const startConversationSchema = {
     // No outer bound but the body's size: a string that names no influencer is 404 (API.md).
     influencer_id: Type.String({ description: 'The influencer’s id (user id).' }),
   }),
-  response: withErrors({
-    201: WithConversation('Created.'),
-    200: WithConversation('The pair already had a conversation (whoever started it).'),
-    429: TooManyRequests,
-  }),
+  response: withErrors(
+    {
+      201: WithConversation('Created.'),
+      200: WithConversation('The pair already had a conversation (whoever started it).'),
+    },
+    Errors.cannotMessageSelf,
+    Errors.notFollowing,
+    Errors.messagesDisabled,
+    Errors.cannotMessage,
+    Errors.userBlocked,
+    Errors.notFound,
+    Errors.chatRateLimited,
+  ),
 };
 
 export const listConversationsSchema = {
@@ -66,12 +75,15 @@ export const listConversationsSchema = {
       }),
     ),
   }),
-  response: withErrors({
-    200: Type.Object({
-      conversations: Type.Array(Type.Ref(Conversation)),
-      next_cursor: NextCursor,
-    }),
-  }),
+  response: withErrors(
+    {
+      200: Type.Object({
+        conversations: Type.Array(Type.Ref(Conversation)),
+        next_cursor: NextCursor,
+      }),
+    },
+    Errors.invalidCursor,
+  ),
 };
 
 export const getConversationSchema = {
@@ -79,7 +91,10 @@ export const getConversationSchema = {
   operationId: 'getConversation',
   summary: 'One conversation, from the caller’s side',
   params: ById,
-  response: withErrors({ 200: Type.Object({ conversation: Type.Ref(Conversation) }) }),
+  response: withErrors(
+    { 200: Type.Object({ conversation: Type.Ref(Conversation) }) },
+    Errors.notFound,
+  ),
 };
 
 export const unreadSchema = {
@@ -103,15 +118,24 @@ export const sendMessageSchema = {
     }),
     text: MessageText,
   }),
-  response: withErrors({
-    201: withMessage('Message sent', { description: 'Stored and numbered.' }),
-    200: withMessage('Message sent', {
-      description:
-        'A replay: the key was used before with the same conversation and text. The stored message; nothing new is stored.',
-      headers: { 'Idempotent-Replayed': Type.Literal('true') },
-    }),
-    429: TooManyRequests,
-  }),
+  response: withErrors(
+    {
+      201: withMessage('Message sent', { description: 'Stored and numbered.' }),
+      200: withMessage('Message sent', {
+        description:
+          'A replay: the key was used before with the same conversation and text. The stored message; nothing new is stored.',
+        headers: { 'Idempotent-Replayed': Type.Literal('true') },
+      }),
+    },
+    Errors.validationFailed,
+    Errors.notFollowing,
+    Errors.messagesDisabled,
+    Errors.cannotMessage,
+    Errors.userBlocked,
+    Errors.notFound,
+    Errors.idempotencyKeyReused,
+    Errors.chatRateLimited,
+  ),
 };
 
 export const listMessagesSchema = {
@@ -124,13 +148,17 @@ export const listMessagesSchema = {
     after: Type.Optional(Position('Messages with a higher seq; 0: the oldest')),
     limit: Type.Optional(limitQuery(100, 50)),
   }),
-  response: withErrors({
-    200: Type.Object({
-      messages: Type.Array(Type.Ref(ChatMessage)),
-      has_more: Type.Boolean(),
-      last_seq: Count,
-    }),
-  }),
+  response: withErrors(
+    {
+      200: Type.Object({
+        messages: Type.Array(Type.Ref(ChatMessage)),
+        has_more: Type.Boolean(),
+        last_seq: Count,
+      }),
+    },
+    Errors.validationFailed,
+    Errors.notFound,
+  ),
 };
 
 export const listChangesSchema = {
@@ -142,17 +170,20 @@ export const listChangesSchema = {
     since_version: Position('The version the client has'),
     limit: Type.Optional(limitQuery(200, 100)),
   }),
-  response: withErrors({
-    200: Type.Object({
-      messages: Type.Array(Type.Ref(ChatMessage)),
-      version: Type.Integer({
-        minimum: 0,
-        description:
-          'Every change up to this version is in this page or an earlier one: the since_version of the next page, or the client’s new version once has_more is false.',
+  response: withErrors(
+    {
+      200: Type.Object({
+        messages: Type.Array(Type.Ref(ChatMessage)),
+        version: Type.Integer({
+          minimum: 0,
+          description:
+            'Every change up to this version is in this page or an earlier one: the since_version of the next page, or the client’s new version once has_more is false.',
+        }),
+        has_more: Type.Boolean(),
       }),
-      has_more: Type.Boolean(),
-    }),
-  }),
+    },
+    Errors.notFound,
+  ),
 };
 
 export const markReadSchema = {
@@ -161,7 +192,11 @@ export const markReadSchema = {
   summary: 'Mark the conversation read up to a seq (default: its last message)',
   params: ById,
   body: Type.Object({ seq: Type.Optional(Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 })) }),
-  response: withErrors({ 200: Type.Object({ last_read_seq: Count, unread_count: Count }) }),
+  response: withErrors(
+    { 200: Type.Object({ last_read_seq: Count, unread_count: Count }) },
+    Errors.validationFailed,
+    Errors.notFound,
+  ),
 };
 
 export const editMessageSchema = {
@@ -170,7 +205,16 @@ export const editMessageSchema = {
   summary: 'Replace the text of one’s own message, within 15 minutes of sending it',
   params: MessageById,
   body: Type.Object({ text: MessageText }),
-  response: withErrors({ 200: withMessage('Message edited') }),
+  response: withErrors(
+    { 200: withMessage('Message edited') },
+    Errors.validationFailed,
+    Errors.notMessageAuthor,
+    Errors.editWindowExpired,
+    Errors.cannotMessage,
+    Errors.userBlocked,
+    Errors.notFound,
+    Errors.messageDeleted,
+  ),
 };
 
 export const deleteMessageSchema = {
@@ -178,5 +222,9 @@ export const deleteMessageSchema = {
   operationId: 'deleteMessage',
   summary: 'Delete one’s own message (it keeps its seq as a tombstone)',
   params: MessageById,
-  response: withErrors({ 200: withMessage('Message deleted') }),
+  response: withErrors(
+    { 200: withMessage('Message deleted') },
+    Errors.notMessageAuthor,
+    Errors.notFound,
+  ),
 };

@@ -1,5 +1,5 @@
 import { Kind, Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ERROR_CODES } from '../errors.js';
+import { ERROR_CODES, type CatalogueEntry } from '../errors.js';
 
 /** The body of every 4xx/5xx answer. */
 export const ErrorBody = Type.Object(
@@ -22,15 +22,19 @@ export const ErrorBody = Type.Object(
  * `429` (`rate_limited`, or `too_many_attempts` for wrong passwords), with `Retry-After`: documented
  * on every route that counts its callers (docs.ts adds it where the anonymous budget applies).
  */
-export const TooManyRequests = Type.Ref(ErrorBody, {
-  description: 'Too many requests or attempts: try again after `Retry-After` seconds.',
-  headers: {
-    'Retry-After': Type.Integer({
-      minimum: 1,
-      description: 'Seconds to wait before trying again.',
-    }),
-  },
-});
+export const TooManyRequests = tooMany('Too many requests or attempts');
+
+function tooMany(what: string) {
+  return Type.Ref(ErrorBody, {
+    description: `${what}: try again after \`Retry-After\` seconds.`,
+    headers: {
+      'Retry-After': Type.Integer({
+        minimum: 1,
+        description: 'Seconds to wait before trying again.',
+      }),
+    },
+  });
+}
 
 /** `401`, with `WWW-Authenticate: Bearer` when the access token is missing, bad or ended. */
 export const Unauthorized = Type.Ref(ErrorBody, {
@@ -63,9 +67,32 @@ export function MessageBody(text: string) {
   return Type.Object({ message: Type.Literal(text) }, { additionalProperties: false });
 }
 
-/** Every route answers errors in the same shape; listed once per route for the OpenAPI document. */
-export function withErrors<T extends Record<number, TSchema>>(responses: T) {
-  return { ...responses, '4xx': Type.Ref(ErrorBody), '5xx': Type.Ref(ErrorBody) };
+/**
+ * Every route answers errors in one shape. The errors a route names (API.md's notable errors of
+ * the route, as catalogue entries) are documented under their statuses with their codes, so the
+ * document tells a client what to handle; any other 4xx or 5xx (a body failing its schema, the
+ * database away) is the generic one, and docs.ts adds the 401 and 429 every route may answer.
+ */
+export function withErrors<T extends Record<number, TSchema>>(
+  responses: T,
+  ...errors: readonly CatalogueEntry[]
+) {
+  const codes = new Map<number, Set<string>>();
+  for (const { status, code } of errors)
+    codes.set(status, (codes.get(status) ?? new Set()).add(code));
+  const named: Record<string, TSchema> = {};
+  for (const [status, listed] of codes) {
+    // Any /api route may also answer the per-IP budget's 429 (docs.ts).
+    if (status === 429) listed.add('rate_limited');
+    const list = [...listed].map((code) => `\`${code}\``).join(', ');
+    named[status] = status === 429 ? tooMany(list) : Type.Ref(ErrorBody, { description: list });
+  }
+  return {
+    ...(named as Record<never, never>),
+    ...responses,
+    '4xx': Type.Ref(ErrorBody),
+    '5xx': Type.Ref(ErrorBody),
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
+import { Errors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { NextCursor, pageQuery } from '../http/cursor.js';
 import { HttpsUrl } from '../http/https-url.js';
-import { MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
+import { MessageBody, nullable, withErrors } from '../http/schemas.js';
 import {
   Bio,
   Categories,
@@ -43,19 +44,25 @@ export const createSchema = {
     links: Type.Optional(Links),
     dm_policy: Type.Optional(DmPolicySchema),
   }),
-  response: withErrors({
-    201: Type.Object({
-      message: Type.Literal('Influencer profile created'),
-      influencer: Type.Ref(Influencer),
-    }),
-  }),
+  response: withErrors(
+    {
+      201: Type.Object({
+        message: Type.Literal('Influencer profile created'),
+        influencer: Type.Ref(Influencer),
+      }),
+    },
+    Errors.validationFailed,
+    Errors.emailNotConfirmed,
+    Errors.alreadyInfluencer,
+    Errors.handleTaken,
+  ),
 };
 
 export const getMineSchema = {
   tags,
   operationId: 'getMyInfluencerProfile',
   summary: "The caller's influencer profile",
-  response: withErrors({ 200: influencerBody }),
+  response: withErrors({ 200: influencerBody }, Errors.notInfluencer),
 };
 
 export const updateMineSchema = {
@@ -71,19 +78,24 @@ export const updateMineSchema = {
     links: Type.Optional(Links),
     dm_policy: Type.Optional(DmPolicySchema),
   }),
-  response: withErrors({
-    200: Type.Object({
-      message: Type.Literal('Influencer profile updated'),
-      influencer: Type.Ref(Influencer),
-    }),
-  }),
+  response: withErrors(
+    {
+      200: Type.Object({
+        message: Type.Literal('Influencer profile updated'),
+        influencer: Type.Ref(Influencer),
+      }),
+    },
+    Errors.validationFailed,
+    Errors.notInfluencer,
+    Errors.handleTaken,
+  ),
 };
 
 export const deleteMineSchema = {
   tags,
   operationId: 'deleteMyInfluencerProfile',
   summary: "Delete the caller's influencer profile and its follows",
-  response: withErrors({ 200: MessageBody('Influencer profile deleted') }),
+  response: withErrors({ 200: MessageBody('Influencer profile deleted') }, Errors.notInfluencer),
 };
 
 export const getSchema = {
@@ -91,7 +103,7 @@ export const getSchema = {
   operationId: 'getInfluencer',
   summary: 'One influencer, by id or handle',
   params: RefParams,
-  response: withErrors({ 200: influencerBody }),
+  response: withErrors({ 200: influencerBody }, Errors.notFound),
 };
 
 export const listSchema = {
@@ -110,9 +122,13 @@ export const listSchema = {
     sort: Type.Optional(oneOf<Sort>(SORTS, '`popular` (default), `newest` or `name`.')),
     ...pageQuery(),
   }),
-  response: withErrors({
-    200: Type.Object({ influencers: Type.Array(Type.Ref(Influencer)), next_cursor: NextCursor }),
-  }),
+  response: withErrors(
+    {
+      200: Type.Object({ influencers: Type.Array(Type.Ref(Influencer)), next_cursor: NextCursor }),
+    },
+    Errors.validationFailed,
+    Errors.invalidCursor,
+  ),
 };
 
 export const categoriesSchema = {
@@ -134,7 +150,14 @@ export const followSchema = {
   operationId: 'followInfluencer',
   summary: 'Follow an influencer (repeating it changes nothing)',
   params: RefParams,
-  response: withErrors({ 200: followBody(true), 429: TooManyRequests }),
+  response: withErrors(
+    { 200: followBody(true) },
+    Errors.cannotFollowSelf,
+    Errors.cannotFollow,
+    Errors.userBlocked,
+    Errors.notFound,
+    Errors.tooManyChanges,
+  ),
 };
 
 export const unfollowSchema = {
@@ -142,7 +165,7 @@ export const unfollowSchema = {
   operationId: 'unfollowInfluencer',
   summary: 'Stop following an influencer (repeating it changes nothing)',
   params: RefParams,
-  response: withErrors({ 200: followBody(false), 429: TooManyRequests }),
+  response: withErrors({ 200: followBody(false) }, Errors.notFound, Errors.tooManyChanges),
 };
 
 export const followingSchema = {
@@ -150,9 +173,12 @@ export const followingSchema = {
   operationId: 'listFollowing',
   summary: 'The influencers the caller follows, newest follow first',
   querystring: Type.Object(pageQuery()),
-  response: withErrors({
-    200: Type.Object({ influencers: Type.Array(FollowedInfluencer), next_cursor: NextCursor }),
-  }),
+  response: withErrors(
+    {
+      200: Type.Object({ influencers: Type.Array(FollowedInfluencer), next_cursor: NextCursor }),
+    },
+    Errors.invalidCursor,
+  ),
 };
 
 export const followersSchema = {
@@ -160,17 +186,21 @@ export const followersSchema = {
   operationId: 'listMyFollowers',
   summary: "The accounts following the caller's profile, newest first",
   querystring: Type.Object(pageQuery()),
-  response: withErrors({
-    200: Type.Object({
-      followers: Type.Array(
-        Type.Object({
-          id: Type.String({ format: 'uuid' }),
-          name: nullable(Type.String()),
-          avatar_url: nullable(Type.String()),
-          followed_at: time,
-        }),
-      ),
-      next_cursor: NextCursor,
-    }),
-  }),
+  response: withErrors(
+    {
+      200: Type.Object({
+        followers: Type.Array(
+          Type.Object({
+            id: Type.String({ format: 'uuid' }),
+            name: nullable(Type.String()),
+            avatar_url: nullable(Type.String()),
+            followed_at: time,
+          }),
+        ),
+        next_cursor: NextCursor,
+      }),
+    },
+    Errors.invalidCursor,
+    Errors.notInfluencer,
+  ),
 };

@@ -1,7 +1,8 @@
+import { Errors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { CurrentPassword, Name, User } from '../auth/schemas.js';
 import { HttpsUrl } from '../http/https-url.js';
-import { matching, MessageBody, nullable, TooManyRequests, withErrors } from '../http/schemas.js';
+import { matching, MessageBody, nullable, withErrors } from '../http/schemas.js';
 
 const tags = ['Profile'];
 
@@ -31,9 +32,12 @@ export const updateProfileSchema = {
     bio: Type.Optional(nullable(Bio)),
     avatar_url: Type.Optional(nullable(HttpsUrl)),
   }),
-  response: withErrors({
-    200: Type.Object({ message: Type.Literal('Profile updated'), user: Type.Ref(User) }),
-  }),
+  response: withErrors(
+    {
+      200: Type.Object({ message: Type.Literal('Profile updated'), user: Type.Ref(User) }),
+    },
+    Errors.validationFailed,
+  ),
 };
 
 export const deleteProfileSchema = {
@@ -42,5 +46,9 @@ export const deleteProfileSchema = {
   summary: 'Delete the account, its sessions and codes',
   // No outer bound but the body's size: an overlong password is just wrong (incorrect_password).
   body: Type.Object({ password: CurrentPassword }),
-  response: withErrors({ 200: MessageBody('Account deleted'), 429: TooManyRequests }),
+  response: withErrors(
+    { 200: MessageBody('Account deleted') },
+    Errors.incorrectPassword,
+    Errors.tooManyAttempts,
+  ),
 };

@@ -69,6 +69,67 @@ const LIMITED_BEARER_ROUTES = [
   'POST /api/chat/conversations/{id}/messages',
 ];
 
+/** API.md's "notable errors" of each route, by status (401 and 429 of any route: see above). */
+const NOTABLE_ERRORS: Record<string, Record<string, string[]>> = {
+  'POST /api/register': { 400: ['validation_failed', 'weak_password'], 409: ['email_taken'] },
+  'POST /api/login': { 401: ['invalid_credentials'], 429: ['too_many_attempts'] },
+  'POST /api/refresh-token': { 401: ['invalid_refresh_token'] },
+  'POST /api/send-confirmation-code': { 403: ['email_mismatch'], 429: ['too_many_requests'] },
+  'POST /api/confirm-email': { 400: ['invalid_code'], 403: ['email_mismatch'] },
+  'POST /api/change-password': {
+    400: ['incorrect_password', 'weak_password', 'same_password'],
+    429: ['too_many_attempts'],
+  },
+  'POST /api/forgot-password': { 429: ['too_many_requests'] },
+  'POST /api/reset-password': { 400: ['invalid_code', 'weak_password'] },
+  'DELETE /api/sessions/{id}': { 404: ['not_found'] },
+  'DELETE /api/profile': { 400: ['incorrect_password'] },
+  'POST /api/influencers': {
+    403: ['email_not_confirmed'],
+    409: ['already_influencer', 'handle_taken'],
+  },
+  'GET /api/influencers/me': { 404: ['not_influencer'] },
+  'PATCH /api/influencers/me': { 404: ['not_influencer'], 409: ['handle_taken'] },
+  'DELETE /api/influencers/me': { 404: ['not_influencer'] },
+  'GET /api/influencers/{ref}': { 404: ['not_found'] },
+  'GET /api/influencers': { 400: ['validation_failed', 'invalid_cursor'] },
+  'PUT /api/influencers/{ref}/follow': {
+    400: ['cannot_follow_self'],
+    403: ['cannot_follow', 'user_blocked'],
+    404: ['not_found'],
+    429: ['rate_limited'],
+  },
+  'DELETE /api/influencers/{ref}/follow': { 404: ['not_found'], 429: ['rate_limited'] },
+  'GET /api/influencers/following': { 400: ['invalid_cursor'] },
+  'GET /api/influencers/me/followers': { 400: ['invalid_cursor'], 404: ['not_influencer'] },
+  'POST /api/chat/conversations': {
+    400: ['cannot_message_self'],
+    403: ['not_following', 'messages_disabled', 'cannot_message', 'user_blocked'],
+    404: ['not_found'],
+    429: ['rate_limited'],
+  },
+  'GET /api/chat/conversations': { 400: ['invalid_cursor'] },
+  'GET /api/chat/conversations/{id}': { 404: ['not_found'] },
+  'POST /api/chat/conversations/{id}/messages': {
+    403: ['not_following', 'messages_disabled', 'cannot_message', 'user_blocked'],
+    404: ['not_found'],
+    422: ['idempotency_key_reused'],
+    429: ['rate_limited'],
+  },
+  'GET /api/chat/conversations/{id}/messages': { 400: ['validation_failed'], 404: ['not_found'] },
+  'GET /api/chat/conversations/{id}/changes': { 404: ['not_found'] },
+  'POST /api/chat/conversations/{id}/read': { 400: ['validation_failed'], 404: ['not_found'] },
+  'PATCH /api/chat/messages/{id}': {
+    403: ['not_message_author', 'edit_window_expired', 'cannot_message', 'user_blocked'],
+    404: ['not_found'],
+    409: ['message_deleted'],
+  },
+  'DELETE /api/chat/messages/{id}': { 403: ['not_message_author'], 404: ['not_found'] },
+  'PUT /api/blocks/{user_id}': { 400: ['cannot_block_self'], 404: ['not_found'] },
+  'DELETE /api/blocks/{user_id}': { 404: ['not_found'] },
+  'GET /api/blocks': { 400: ['invalid_cursor'] },
+};
+
 let doc: Document;
 let routes: (RouteEntry & { path: string; name: string })[];
 const operationOf = (route: { path: string; method: string }) =>
@@ -151,6 +212,21 @@ describe('the OpenAPI document', () => {
     const others = routes.filter((r) => !api.includes(r));
     for (const route of others)
       expect(operationOf(route)?.responses['429'], route.name).toBeUndefined();
+  });
+
+  it("documents each route's notable errors of API.md under their statuses, with their codes", () => {
+    const missing: string[] = [];
+    for (const [name, statuses] of Object.entries(NOTABLE_ERRORS)) {
+      const [method, path] = name.split(' ') as [string, string];
+      const responses = doc.paths[path]?.[method.toLowerCase()]?.responses ?? {};
+      for (const [status, codes] of Object.entries(statuses)) {
+        const described = (responses[status] as { description?: string } | undefined)?.description;
+        if (schemaOf(responses[status]) === undefined) missing.push(`${name} ${status}`);
+        for (const code of codes)
+          if (!described?.includes(`\`${code}\``)) missing.push(`${name} ${status} ${code}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 
   it("lists the catalogue's codes as the enum of the error body's `error`", () => {
