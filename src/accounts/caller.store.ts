@@ -11,6 +11,7 @@ const selectLiveSessionAccount = reusableQuery((db: Executor, sessionId: string,
     .innerJoin('users', 'users.id', 'sessions.user_id')
     .select([
       'sessions.last_used_at as session_last_used_at',
+      'sessions.expires_at as session_expires_at',
       'users.id',
       'users.email',
       'users.email_confirmed_at',
@@ -27,6 +28,7 @@ const selectLiveSessionAccount = reusableQuery((db: Executor, sessionId: string,
 export interface LiveSessionAccount {
   readonly account: ProfileRow;
   readonly sessionLastUsedAt: number;
+  readonly sessionExpiresAt: number;
 }
 
 /**
@@ -40,8 +42,12 @@ export async function findLiveSessionAccount(
 ): Promise<LiveSessionAccount | undefined> {
   const row = (await selectLiveSessionAccount(db, sessionId, now))[0];
   if (row === undefined) return undefined;
-  const { session_last_used_at: sessionLastUsedAt, ...account } = row;
-  return { account, sessionLastUsedAt };
+  const {
+    session_last_used_at: sessionLastUsedAt,
+    session_expires_at: sessionExpiresAt,
+    ...account
+  } = row;
+  return { account, sessionLastUsedAt, sessionExpiresAt: Number(sessionExpiresAt) };
 }
 
 export async function touchSession(db: Executor, sessionId: string, now: number): Promise<void> {

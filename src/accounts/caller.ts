@@ -7,7 +7,10 @@ import type { ProfileRow } from './users.store.js';
 export interface Caller {
   readonly userId: string;
   readonly sessionId: string;
-  /** When the presented access token expires (ms since the epoch). */
+  /**
+   * When this authentication ends (ms since the epoch): the access token's expiry, or its
+   * session's end if that comes first (a token refreshed in a session's last minutes outlives it).
+   */
   readonly expiresAt: number;
   /** The account's profile as read when the token was verified. */
   readonly account: ProfileRow;
@@ -32,5 +35,6 @@ export async function verifyAccessToken(ctx: ServiceContext, token: string): Pro
   if (live === undefined || live.account.id !== claims.userId) throw Errors.unauthorized();
   if (now - live.sessionLastUsedAt > TOUCH_INTERVAL_MS)
     await touchSession(ctx.db, claims.sessionId, now);
-  return { ...claims, account: live.account };
+  const expiresAt = Math.min(claims.expiresAt, live.sessionExpiresAt);
+  return { ...claims, expiresAt, account: live.account };
 }

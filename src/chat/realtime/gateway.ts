@@ -188,6 +188,8 @@ export class ChatGateway {
     if (!socket.isOpen) return;
     if (caller instanceof Refusal) return socket.close(caller.closure);
     if (!attached) return socket.close(Closures.tooManySockets);
+    // Its session may end before the token does.
+    socket.authenticate(caller.userId, caller.sessionId, caller.expiresAt);
     socket.ready = true;
     socket.send(readyFrame(caller.userId, caller.sessionId));
   }

@@ -115,6 +115,21 @@ describe.each(backends)('chat socket: ended sessions close their sockets ($name)
       .poll(() => rt.metric('chat_sockets_closed_total', '{reason="session_ended"}'))
       .toBe(11);
   });
+
+  // Last, as it moves the app's clock 30 days on.
+  it("closes a socket at its session's end when that comes before the token's expiry", async () => {
+    const account = await rt.t.register();
+    rt.t.clock.advance(30 * 24 * 3_600_000 - 60_000); // a minute before the session's end
+    const refreshed = await rt.t.post('/api/refresh-token', {
+      refresh_token: account.refreshToken,
+    });
+    expect(refreshed.statusCode, refreshed.body).toBe(200);
+    const token = refreshed.json().access_token as string;
+    const socket = await rt.connect({ accessToken: token });
+    rt.t.clock.advance(2 * 60_000); // the session has ended; the token has 13 minutes left
+    expect((await rt.t.call('GET', '/api/profile', { token })).statusCode).toBe(401);
+    expect((await socket.waitClosed(WITHIN_MS)).code).toBe(4401);
+  });
 });
 
 describe.each(backends.filter((b) => b.name.includes('redis')))(
