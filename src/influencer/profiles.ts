@@ -96,6 +96,8 @@ export async function updateMyProfile(
   caller: Caller,
   input: Partial<ProfileInput>,
 ): Promise<InfluencerView> {
+  // Without a profile there is nothing to change: 404 before what the fields would have been.
+  if ((await findProfile(ctx.db, caller.userId)) === undefined) throw Errors.notInfluencer();
   const changes = parseChanges(input);
   if (Object.keys(changes).length === 0) return getMyProfile(ctx, caller);
   let updated: Profile | undefined;

@@ -431,6 +431,12 @@ describe.each(backends)('influencer profiles ($name)', (backend) => {
       expect(response.json().influencer).toEqual(before);
       expectError(await patch(await t.register(), { bio: 'x' }), 404, 'not_influencer');
     });
+
+    it('404 not_influencer without a profile, before looking at the fields (a reserved or bad handle)', async () => {
+      const fan = await confirmedAccount(t);
+      for (const body of [{ handle: 'me' }, { handle: 'x' }, { display_name: '' }])
+        expectError(await patch(fan, body), 404, 'not_influencer');
+    });
   });
 
   describe('DELETE /api/influencers/me', () => {
