@@ -189,6 +189,12 @@ function parseTrustProxy(value: string | undefined): boolean | string[] {
         `TRUST_PROXY must be true or a comma-separated list of IP addresses/CIDRs, got "${entry}"`,
       );
     }
+    // Fastify's address matcher refuses /0 when the server is built, with a stack trace.
+    if (Number(prefix) === 0 && prefix !== undefined) {
+      throw new ConfigError(
+        `TRUST_PROXY "${entry}": a /0 range is every address; write TRUST_PROXY=true for that`,
+      );
+    }
   }
   return entries;
 }

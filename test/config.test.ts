@@ -166,6 +166,11 @@ describe('loadConfig: bad values throw a ConfigError with a clear message', () =
     expectConfigError({ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY/);
   });
 
+  it('TRUST_PROXY with a /0 range (every address): a clear message, not a crash in Fastify', () => {
+    for (const value of ['0.0.0.0/0', '::/0', '10.0.0.1, 10.0.0.0/0'])
+      expectConfigError({ TRUST_PROXY: value }, /TRUST_PROXY.*\/0.*TRUST_PROXY=true/);
+  });
+
   it('PUBLIC_URL=ftp://x', () => expectConfigError({ PUBLIC_URL: 'ftp://x' }, /PUBLIC_URL/));
 
   it('PUBLIC_URL that is not a URL', () =>
