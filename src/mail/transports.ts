@@ -52,13 +52,26 @@ function isLoopback(hostname: string): boolean {
   return isIPv4(host) && host.startsWith('127.');
 }
 
-export async function smtpTransport(url: string, from: string): Promise<MailTransport> {
+/**
+ * How long one send may take in all. The timeouts above measure silence: a server that answers a
+ * line every few seconds and never finishes held its send, and every other mail of the instance
+ * queued behind it, for ever. Aborting closes the connection; the mail is retried with backoff.
+ * Under the claim time, as the other timeouts are (delivery.ts).
+ */
+export const SEND_DEADLINE_MS = 50_000;
+
+export async function smtpTransport(
+  url: string,
+  from: string,
+  sendDeadlineMs = SEND_DEADLINE_MS,
+): Promise<MailTransport> {
   const { default: nodemailer } = await import('nodemailer');
   const transporter = nodemailer.createTransport(smtpOptions(url));
   return {
     async send(message) {
       try {
         await transporter.sendMail({
+          signal: AbortSignal.timeout(sendDeadlineMs),
           from,
           // The stored address as one address, never parsed as a header: an account registered
           // under an earlier rule as `owner<other@x>` would get its mail sent to other@x.

@@ -1,3 +1,4 @@
+import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smtpOptions, smtpTransport, type MailTransport } from '../../src/mail/transports.js';
 import { SmtpSink } from '../helpers/smtp-sink.js';
@@ -47,4 +48,42 @@ describe('SMTP connection options', () => {
     for (const host of ['localhost', '127.0.0.1', '127.0.1.1', '[::1]'])
       expect(requiresTls(`smtp://mailer:secret@${host}:2525`), host).toBe(false);
   });
+});
+
+describe('an SMTP server that answers and never finishes', () => {
+  let server: Server;
+  let url: string;
+  const sockets = new Set<Socket>();
+  beforeAll(async () => {
+    // Greets, then answers EHLO with one more continuation line every 100 ms, for ever: no
+    // silence for the socket timeout to notice.
+    server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.write('220 trickle.example.test ESMTP\r\n');
+      socket.once('data', () => {
+        const timer = setInterval(() => socket.write('250-still thinking\r\n'), 100);
+        socket.on('close', () => clearInterval(timer));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `smtp://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('gives up the send at its deadline and closes the connection, so the mail is retried', async () => {
+    const transport = await smtpTransport(url, 'service@example.test', 500);
+    try {
+      const started = Date.now();
+      const sent = transport.send({ to: 'a@example.test', subject: 'Code', text: '123456' });
+      await expect(sent).rejects.toThrow();
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await expect.poll(() => [...sockets].every((socket) => socket.destroyed)).toBe(true);
+    } finally {
+      transport.close();
+    }
+  }, 15_000);
 });
