@@ -4,20 +4,6 @@ import type { CodePurpose, Database, OneTimeCodesTable } from '../db/tables.js';
 export type CodeRow = Selectable<OneTimeCodesTable>;
 type Executor = Kysely<Database>;
 
-/** Stores a new code, replacing (so voiding) any older one of the same user and purpose. */
-export async function replaceCode(db: Executor, code: CodeRow): Promise<void> {
-  const { code_hash, failed_attempts, expires_at, created_at } = code;
-  await db
-    .insertInto('one_time_codes')
-    .values(code)
-    .onConflict((oc) =>
-      oc
-        .columns(['user_id', 'purpose'])
-        .doUpdateSet({ code_hash, failed_attempts, expires_at, created_at }),
-    )
-    .execute();
-}
-
 /**
  * Stores a code asked for at `code.created_at` unless the stored one of its user and purpose was
  * asked for less than `minGapMs` before it, or after it; `ownRetry`: unless it is this very

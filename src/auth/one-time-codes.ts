@@ -8,7 +8,6 @@ import { CODE_MAX_TRIES, CODE_TTL_MS, generateCode } from '../security/one-time-
 import { normalizeEmail } from '../accounts/public-user.js';
 import {
   consumeCode,
-  replaceCode,
   replaceCodeIfDue,
   takeCodeTry,
   takeDecoyTry,
@@ -17,22 +16,6 @@ import {
 
 /** Compared against when no code was found, so that every guess computes one HMAC. */
 const NO_CODE_HASH = '0'.repeat(64);
-
-/**
- * Creates a code for the user (voiding older ones of the purpose) and returns it for the e-mail;
- * `requestedAt`: when it was asked for (registration: no later than the limit counted its send).
- */
-export async function issueCode(
-  ctx: ServiceContext,
-  db: Kysely<Database>,
-  userId: string,
-  purpose: CodePurpose,
-  requestedAt = ctx.clock(),
-): Promise<string> {
-  const { code, row } = newCode(ctx, userId, purpose, requestedAt);
-  await replaceCode(db, row);
-  return code;
-}
 
 /**
  * The code of a request the outbox worker is sending (code-requests.ts), or undefined when the

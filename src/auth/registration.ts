@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
-import { confirmationCodeMessage } from '../mail/messages.js';
 import { normalizePassword } from '../security/password-policy.js';
 import {
   normalizeEmail,
@@ -9,7 +8,6 @@ import {
   publicUser,
   type PublicUser,
 } from '../accounts/public-user.js';
-import { issueCode } from './one-time-codes.js';
 import { startSession, type ClientInfo, type TokenResponse } from './sessions.js';
 import { findUserByEmail, insertUser, type UserRow } from '../accounts/users.store.js';
 import { inTransaction } from '../db/transaction.js';
@@ -56,8 +54,13 @@ export async function register(
   try {
     await inTransaction(ctx.db, async (trx) => {
       await insertUser(trx, user);
-      const code = await issueCode(ctx, trx, user.id, 'confirm_email', now);
-      await ctx.outbox.enqueue(trx, confirmationCodeMessage(email, code), now);
+      // A request, as any code e-mail is: its code is issued when the e-mail is sent (a send
+      // retried after an SMTP outage longer than a code's 10 minutes still carries a live one).
+      await ctx.outbox.requestCode(trx, {
+        address: email,
+        purpose: 'confirm_email',
+        requestedAt: now,
+      });
     });
   } catch (error) {
     // Two registrations of one address at once: the unique index lets one through.

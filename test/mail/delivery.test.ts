@@ -157,6 +157,34 @@ describe.each(backends)('mail delivery through the outbox ($name)', (backend) =>
     });
   });
 
+  describe('an SMTP outage longer than a code lives', () => {
+    let sink: SmtpSink;
+    let t: TestApp | undefined;
+    beforeAll(async () => {
+      sink = await SmtpSink.start();
+      await sink.stop(); // the port is known, nobody listens yet
+    });
+    afterAll(async () => {
+      await t?.close();
+      await sink.stop();
+    });
+
+    it('the registration e-mail, sent once the server is back, carries a code that works', async () => {
+      t = await TestApp.start(backend, { smtp: sink });
+      const account = await t.register();
+      await waitForRow(t.db, account.email, (row) => expect(row.last_error).toBeTruthy());
+      t.clock.advance(11 * 60_000); // a code lives 10 minutes
+      await sink.listen();
+      const mail = await sink.waitFor(account.email, 1, 20_000);
+      const confirmed = await t.post(
+        '/api/confirm-email',
+        { email: account.email, code: mail.code },
+        { ip: randomIp() },
+      );
+      expect(confirmed.statusCode, confirmed.body).toBe(200);
+    });
+  });
+
   describe('a permanent rejection (5xx)', () => {
     let t: TestApp;
     let server: SMTPServer;
