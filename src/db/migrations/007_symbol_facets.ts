@@ -1,17 +1,7 @@
 import type { Kysely } from 'kysely';
 import { facetRows } from '../../influencer/profiles.store.js';
 import { symbolFacets } from '../../influencer/search-text.js';
-
-interface ListedProfile {
-  id: string;
-  handle: string;
-  search_name: string;
-  followers_count: number;
-  created_at: number | string;
-}
-
-/** Profiles read per round, and facet rows per INSERT (well under either database's limit). */
-const BATCH = 500;
+import { insertFacetRows, listedProfiles } from './listed-profiles.js';
 
 /**
  * Lists every existing profile under its symbol facets (`s:<symbol>`, search-text.ts
@@ -19,33 +9,12 @@ const BATCH = 500;
  * symbols alone walks one of them instead of reading PostgreSQL's whole trigram index. Computed
  * by the service's own function, as every facet is.
  */
-export async function up(untyped: Kysely<unknown>): Promise<void> {
-  const db = untyped as Kysely<{
-    influencer_profiles: ListedProfile;
-    influencer_facets: ReturnType<typeof facetRows>[number];
-  }>;
-  for (let after = ''; ;) {
-    const profiles = await db
-      .selectFrom('influencer_profiles')
-      .select(['id', 'handle', 'search_name', 'followers_count', 'created_at'])
-      .where('id', '>', after)
-      .orderBy('id')
-      .limit(BATCH)
-      .execute();
+export async function up(db: Kysely<unknown>): Promise<void> {
+  for await (const profiles of listedProfiles(db)) {
     const rows = profiles.flatMap((profile) =>
-      facetRows(
-        { ...profile, created_at: Number(profile.created_at) },
-        symbolFacets(profile.handle, profile.search_name),
-      ),
+      facetRows(profile, symbolFacets(profile.handle, profile.search_name)),
     );
-    for (let i = 0; i < rows.length; i += BATCH)
-      await db
-        .insertInto('influencer_facets')
-        .values(rows.slice(i, i + BATCH))
-        .execute();
-    const last = profiles.at(-1);
-    if (last === undefined || profiles.length < BATCH) return;
-    after = last.id;
+    await insertFacetRows(db, rows);
   }
 }
 

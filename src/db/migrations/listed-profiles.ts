@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely';
+import type { facetRows } from '../../influencer/profiles.store.js';
+
+export interface ListedProfile {
+  id: string;
+  handle: string;
+  search_name: string;
+  followers_count: number;
+  created_at: number;
+}
+
+/** The tables a migration of directory facets reads and writes. */
+export type FacetTables = Kysely<{
+  influencer_profiles: Omit<ListedProfile, 'created_at'> & { created_at: number | string };
+  influencer_facets: ReturnType<typeof facetRows>[number];
+}>;
+
+/** Profiles read per round, and facet rows per INSERT (well under either database's limit). */
+export const BATCH = 500;
+
+/** Every influencer profile, in rounds of BATCH by id, with what its facet rows copy. */
+export async function* listedProfiles(untyped: Kysely<unknown>): AsyncGenerator<ListedProfile[]> {
+  const db = untyped as FacetTables;
+  for (let after = ''; ;) {
+    const profiles = await db
+      .selectFrom('influencer_profiles')
+      .select(['id', 'handle', 'search_name', 'followers_count', 'created_at'])
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(BATCH)
+      .execute();
+    const last = profiles.at(-1);
+    if (last === undefined) return;
+    yield profiles.map((profile) => ({ ...profile, created_at: Number(profile.created_at) }));
+    if (profiles.length < BATCH) return;
+    after = last.id;
+  }
+}
+
+/** Inserts facet rows, BATCH at a time. */
+export async function insertFacetRows(
+  untyped: Kysely<unknown>,
+  rows: ReturnType<typeof facetRows>,
+): Promise<void> {
+  const db = untyped as FacetTables;
+  for (let i = 0; i < rows.length; i += BATCH)
+    await db
+      .insertInto('influencer_facets')
+      .values(rows.slice(i, i + BATCH))
+      .execute();
+}
