@@ -39,9 +39,10 @@ export function reportConnectionErrors(
   connection.on('error', (error: Error & { code?: unknown }) => {
     if (reported) return;
     reported = true;
-    const code = typeof error.code === 'string' ? error.code : undefined;
+    // Not `code`: the log withholds every field of that name (one-time codes) outside an error.
+    const errorCode = typeof error.code === 'string' ? error.code : undefined;
     log.warn(
-      { redis: purpose, reason: String(error.message).slice(0, 200), code },
+      { redis: purpose, reason: String(error.message).slice(0, 200), errorCode },
       'Redis connection failing; retrying',
     );
   });

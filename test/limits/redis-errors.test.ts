@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisWindowStore } from '../../src/limits/redis-store.js';
 import { capturedLog } from '../helpers/captured-log.js';
@@ -34,6 +35,24 @@ describe.skipIf(!canRunPrivateRedis)('a Redis that refuses the service', () => {
       });
       expect(lines.join('\n')).not.toContain(WRONG);
       expect(lines.join('\n')).not.toContain(PASSWORD);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('a Redis address where nothing listens', () => {
+  it('is logged with its error code (ECONNREFUSED), which the log does not withhold', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as { port: number };
+    await new Promise((resolve) => probe.close(resolve));
+    const { log, lines } = capturedLog();
+    const store = await RedisWindowStore.connect(`redis://127.0.0.1:${port}`, log);
+    try {
+      await waitUntil('the failure to be logged', async () => lines.length > 0, 5_000);
+      const failure = lines.find((line) => /Redis connection failing/.test(line));
+      expect(JSON.parse(failure as string)).toMatchObject({ errorCode: 'ECONNREFUSED' });
     } finally {
       await store.close();
     }
