@@ -61,20 +61,29 @@ const insertRowWhileHashIs = reusableQuery(
           // deletes it with the others. SQLite runs one write at a time.
           .$if(isPostgres(db), (q) => q.forShare()),
       )
-      .returning('id'),
+      .returning((eb) => [
+        'id',
+        // The account's sessions, counted in the same statement (PostgreSQL without the new one,
+        // SQLite with it): only an account at the cap pays for a second one (endSessionsBeyond).
+        eb
+          .selectFrom('sessions as counted')
+          .select((count) => count.fn.countAll<number>().as('n'))
+          .whereRef('counted.user_id', '=', 'sessions.user_id')
+          .as('sessions_of_user'),
+      ]),
 );
 
 /**
  * Inserts the session only while its account still has `passwordHash`, the hash its password was
  * checked against: a login that checked the old password while the password was changed (or the
  * account deleted) gets no session, instead of one the change did not see to revoke. One
- * statement. Answers whether the session was inserted.
+ * statement. Answers, if the session was inserted, about how many sessions the account has.
  */
 export async function insertSessionWhileHashIs(
   db: Executor,
   session: SessionRow,
   passwordHash: string,
-): Promise<boolean> {
+): Promise<{ sessionsOfUser: number } | undefined> {
   const inserted = await insertRowWhileHashIs(
     db,
     session.id,
@@ -89,7 +98,36 @@ export async function insertSessionWhileHashIs(
     session.user_id,
     passwordHash,
   );
-  return inserted.length === 1;
+  const row = inserted[0];
+  return row === undefined ? undefined : { sessionsOfUser: Number(row.sessions_of_user ?? 0) };
+}
+
+/**
+ * Ends the account's sessions beyond its `keep` most recently used (ties: the newest first), and
+ * answers their ids.
+ */
+export async function endSessionsBeyond(
+  db: Executor,
+  userId: string,
+  keep: number,
+): Promise<string[]> {
+  const beyond = db
+    .selectFrom('sessions')
+    .select('id')
+    .where('user_id', '=', userId)
+    .orderBy('last_used_at', 'desc')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    // SQLite needs a LIMIT before an OFFSET, PostgreSQL a limit that is not negative.
+    .limit(Number.MAX_SAFE_INTEGER)
+    .offset(keep);
+  const ended = await db
+    .deleteFrom('sessions')
+    .where('user_id', '=', userId)
+    .where('id', 'in', beyond)
+    .returning('id')
+    .execute();
+  return ended.map((row) => row.id);
 }
 
 const selectLiveSession = reusableQuery((db: Executor, sessionId: string, now: number) =>

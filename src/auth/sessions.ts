@@ -9,6 +9,7 @@ import {
   advanceGeneration,
   deleteSession,
   deleteSessionsOfUser,
+  endSessionsBeyond,
   findLiveSession,
   insertSessionWhileHashIs,
   listLiveSessions,
@@ -30,6 +31,13 @@ export interface ClientInfo {
 }
 
 const USER_AGENT_MAX_LENGTH = 512;
+
+/**
+ * Sessions an account keeps: signing in beyond them ends the least recently used. Every login
+ * adds one for 30 days, and `GET /api/sessions` lists them all: 50,000 made a 34 MB answer that
+ * took the event loop most of a second, asked for as often as one liked.
+ */
+export const MAX_SESSIONS_PER_ACCOUNT = 100;
 
 /**
  * Signs the account in on a new session, if its password hash is still `passwordHash` (the one the
@@ -54,8 +62,12 @@ export async function startSession(
     last_used_at: now,
     expires_at: now + REFRESH_TOKEN_TTL_MS,
   };
-  if (!(await insertSessionWhileHashIs(ctx.db, session, passwordHash)))
-    throw Errors.invalidCredentials();
+  const inserted = await insertSessionWhileHashIs(ctx.db, session, passwordHash);
+  if (inserted === undefined) throw Errors.invalidCredentials();
+  if (inserted.sessionsOfUser >= MAX_SESSIONS_PER_ACCOUNT) {
+    const ended = await endSessionsBeyond(ctx.db, userId, MAX_SESSIONS_PER_ACCOUNT);
+    if (ended.length > 0) publishSessionsEnded(ctx.events, userId, { sessionIds: ended });
+  }
   return tokensFor(ctx, session);
 }
 

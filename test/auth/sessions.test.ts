@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
-import type { SessionView } from '../../src/auth/sessions.js';
+import { MAX_SESSIONS_PER_ACCOUNT, type SessionView } from '../../src/auth/sessions.js';
 import { randomIp, TestApp, type Account } from '../helpers/test-app.js';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -54,6 +54,37 @@ describe.each(backends)('sessions and logout ($name)', (backend) => {
   async function expectSignedIn(tokens: Tokens): Promise<void> {
     expect((await listSessions(tokens.accessToken)).statusCode).toBe(200);
   }
+
+  describe('at most 100 sessions per account', () => {
+    it('signing in beyond them ends the least recently used; the others keep working', async () => {
+      const account = await t.register(); // its session is the one used last
+      const now = t.clock.now();
+      // With the registration's, the account is at the cap: the next sign-in goes past it.
+      const seeded = Array.from({ length: MAX_SESSIONS_PER_ACCOUNT - 1 }, (_, i) => ({
+        id: randomUUID(),
+        user_id: account.userId,
+        refresh_seed: 'seed',
+        refresh_generation: 0,
+        recent_rotations: null,
+        user_agent: null,
+        ip: null,
+        created_at: now - 60_000 - i,
+        last_used_at: now - 60_000 - i, // the last is the least recently used
+        expires_at: now + 24 * 3_600_000,
+      }));
+      await t.db.insertInto('sessions').values(seeded).execute();
+
+      const signedIn = await signIn(account);
+      const listed = (await listSessions(signedIn.accessToken)).json().sessions as SessionView[];
+      expect(listed).toHaveLength(MAX_SESSIONS_PER_ACCOUNT);
+      const ids = new Set(listed.map((session) => session.id));
+      expect(ids.has(signedIn.sessionId)).toBe(true);
+      expect(ids.has(decodeJwt(account.accessToken).sid as string)).toBe(true);
+      expect(ids.has(seeded.at(-2)!.id)).toBe(true);
+      expect(ids.has(seeded.at(-1)!.id)).toBe(false);
+      expect((await listSessions(account.accessToken)).statusCode).toBe(200);
+    });
+  });
 
   describe('GET /api/sessions', () => {
     it('lists {id, created_at, last_used_at, user_agent, ip, current} for each live session', async () => {
