@@ -74,13 +74,11 @@ export async function checkCode(
   purpose: CodePurpose,
   candidate: string,
 ): Promise<CodeRow> {
-  const guess = await ctx.limits.beginCodeGuess(email, purpose);
   const owner = userId ?? '';
   const taken = await takeCodeTry(ctx.db, owner, purpose, ctx.clock(), CODE_MAX_TRIES);
   await takeDecoyTry(ctx.db, taken === undefined ? decoyBucket(email, purpose) : undefined);
   const matches = ctx.codes.matches(taken?.code_hash ?? NO_CODE_HASH, owner, purpose, candidate);
   if (taken === undefined || !matches) throw Errors.invalidCode();
-  await guess.right();
   return taken;
 }
 

@@ -7,7 +7,6 @@ import type { Counter, Decision, Rule, SlidingWindowStore } from './sliding-wind
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
 
 /** Every limit of API.md, named, with its numbers in one place. */
 export const LIMITS = {
@@ -17,8 +16,6 @@ export const LIMITS = {
   failedLoginsPerAccountHour: { limit: 100, windowMs: HOUR },
   wrongCurrentPasswords: { limit: 5, windowMs: 15 * MINUTE },
   codeSendsPerAddress: { limit: 1, windowMs: MINUTE },
-  /** Wrong guesses at an address's codes of one purpose, across codes (beginCodeGuess). */
-  wrongCodesPerAddress: { limit: 100, windowMs: DAY },
   followChangesPerUser: { limit: 100, windowMs: HOUR },
   chatSendsPerConversation: { limit: 10, windowMs: 10_000 },
   chatSendsPerUser: { limit: 60, windowMs: MINUTE },
@@ -172,21 +169,6 @@ export class Limits {
       await this.release(key, decision);
       throw error;
     }
-  }
-
-  /**
-   * A guess at a code sent to `email`, counted as wrong before it is checked (as a login attempt
-   * is). Each code's 5 tries and one code a minute would let anyone who knows the address guess
-   * ~7,200 times a day (~0.7 % of a 6-digit code's chances); after 100 wrong guesses at an
-   * address's codes of one purpose within a day, across codes, every guess is wrong, the right
-   * one too, until they age out (NIST SP 800-63B-4: at most 100 failed attempts per account). A
-   * right guess clears the count. Registered or not, every address is counted alike.
-   */
-  async beginCodeGuess(email: string, purpose: CodePurpose): Promise<{ right(): Promise<void> }> {
-    const key = `code-failures:${purpose}:${addressKey(email)}`;
-    const decision = await this.store.consume(key, [LIMITS.wrongCodesPerAddress], this.clock());
-    if (!decision.allowed) throw Errors.invalidCode();
-    return { right: () => this.store.clear(key) };
   }
 
   /** The registration e-mail is always sent, and starts the window. */
