@@ -52,15 +52,16 @@ const EMAIL_PATTERN =
   /^[^@\s\p{Cc}"(),:;<>[\]\\]+@[^@\s\p{Cc}"(),:;<>[\]\\.]+(\.[^@\s\p{Cc}"(),:;<>[\]\\.]+)+$/u;
 
 /**
- * Whether a character of `email` lower-cases into ASCII without being ASCII (U+212A KELVIN SIGN
- * becomes "k"; today the only one). Addresses are compared lower-cased, so such an address would
- * be another one's: registered first, it takes that address from its owner, and mail for it goes
- * to the look-alike as stored, not to the owner.
+ * Whether a character of `email` becomes ASCII under `normalizeEmail` without being ASCII: U+212A
+ * KELVIN SIGN lower-cases (and composes) into "k", U+1FEF GREEK VARIA composes into "`", U+037E
+ * GREEK QUESTION MARK into ";" (today the only three). Addresses are one account under that form,
+ * so such an address would be another one's: registered first, it takes that address from its
+ * owner, and mail for it goes to the look-alike as stored, not to the owner.
  */
-function lowerCasesIntoAscii(email: string): boolean {
+function foldsIntoAscii(email: string): boolean {
   for (const char of email) {
-    const lower = char.toLowerCase();
-    if (char > '\x7f' && [...lower].every((c) => c <= '\x7f')) return true;
+    const folded = char.normalize('NFC').toLowerCase();
+    if (char > '\x7f' && [...folded].every((c) => c <= '\x7f')) return true;
   }
   return false;
 }
@@ -74,7 +75,7 @@ export function parseEmailAddress(raw: string, field = 'email'): string {
       { field, message: `must be at most ${EMAIL_MAX_LENGTH} characters` },
     ]);
   }
-  if (!EMAIL_PATTERN.test(email) || lowerCasesIntoAscii(email))
+  if (!EMAIL_PATTERN.test(email) || foldsIntoAscii(email))
     throw Errors.validationFailed([{ field, message: 'must be an e-mail address' }]);
   // Composing can lengthen text (U+FB2C becomes three code points): the index holds 508.
   if ([...normalizeEmail(email)].length > NORMALIZED_EMAIL_MAX_LENGTH) {

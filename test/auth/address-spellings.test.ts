@@ -66,6 +66,15 @@ describe.each(backends)('an address typed composed or decomposed ($name)', (back
     expect(blocked.json().error).toBe('too_many_attempts');
   });
 
+  it('refuses an address with a character that composes into ASCII (U+1FEF becomes a backtick)', async () => {
+    const tag = randomBytes(4).toString('hex');
+    const owner = `a\`b.${tag}@example.test`;
+    const squatted = await register(`a\u1fefb.${tag}@example.test`);
+    expect(squatted.statusCode).toBe(400);
+    expect(squatted.json().error).toBe('validation_failed');
+    expect((await register(owner)).statusCode).toBe(201);
+  });
+
   it('refuses a password that is the local part typed decomposed', async () => {
     const local = `rene\u0301e.${randomBytes(4).toString('hex')}`;
     const response = await register(`${local}@example.test`, local);
@@ -80,14 +89,19 @@ describe.each(backends)('an address typed composed or decomposed ($name)', (back
     expect(response.json().error).toBe('validation_failed');
   });
 
-  it('migration 010 gives decomposed keys their composed form, unless that one is taken', async () => {
+  it('migration 010 gives decomposed keys their composed form, unless that one is taken, too long or a look-alike', async () => {
     const now = Date.now();
     const lone = spellings('lon');
     const twin = spellings('twi');
+    const tag = randomBytes(4).toString('hex');
     const rows = [
       seededAccountRow(crypto.randomUUID(), lone.decomposed, 'x', now),
       seededAccountRow(crypto.randomUUID(), twin.composed, 'x', now),
       seededAccountRow(crypto.randomUUID(), twin.decomposed, 'x', now),
+      // Registered under the former rule: composed, 600+ code points (the index holds 508) ...
+      seededAccountRow(crypto.randomUUID(), `${'\ufb2c'.repeat(200)}${tag}@example.test`, 'x', now),
+      // ... and U+1FEF, which composes into a backtick: the key of `a\`b@…`.
+      seededAccountRow(crypto.randomUUID(), `a\u1fefb.${tag}@example.test`, 'x', now),
     ].map((row) => ({ ...row, email_normalized: row.email.toLowerCase() }));
     await t.db.insertInto('users').values(rows).execute();
     const keys = async () =>
@@ -107,7 +121,9 @@ describe.each(backends)('an address typed composed or decomposed ($name)', (back
 
     await up(t.db as Kysely<unknown>);
     expect(await keys()).toEqual(
-      [lone.composed, twin.composed, twin.decomposed].map((email) => email.toLowerCase()).sort(),
+      [lone.composed, twin.composed, twin.decomposed, rows[3]!.email, rows[4]!.email]
+        .map((email) => email.toLowerCase())
+        .sort(),
     );
     await down(t.db as Kysely<unknown>);
     expect(await keys()).toEqual(rows.map((row) => row.email_normalized).sort());
