@@ -196,7 +196,7 @@ export async function buildApp(
   app.addHook('onReady', async () => delivery.start());
   // After in-flight requests are done: stop the workers first, then what they use.
   app.addHook('onClose', async () => {
-    stopHousekeeping();
+    await stopHousekeeping();
     await delivery.stop();
     await limitStore.close();
     await events.close();

@@ -25,13 +25,22 @@ export async function sweepExpired(db: Db, now: number): Promise<void> {
  * Runs `sweepExpired` soon after the start, then every 10 minutes; returns the function that
  * stops it. An instance restarted more often than every 10 minutes (deploys, autoscaling) would
  * otherwise never sweep; the first moment is random so that the instances of a rolling deploy do
- * not all sweep at once.
+ * not all sweep at once. Stopping waits for a sweep under way (the database is closed next).
  */
-export function startHousekeeping(db: Db, clock: () => number, log: FastifyBaseLogger): () => void {
+export function startHousekeeping(
+  db: Db,
+  clock: () => number,
+  log: FastifyBaseLogger,
+): () => Promise<void> {
+  let running: Promise<void> | undefined;
   const sweep = () => {
-    sweepExpired(db, clock()).catch((error: unknown) => {
-      log.warn({ err: error }, 'housekeeping failed; will retry');
-    });
+    running ??= sweepExpired(db, clock())
+      .catch((error: unknown) => {
+        log.warn({ err: error }, 'housekeeping failed; will retry');
+      })
+      .finally(() => {
+        running = undefined;
+      });
   };
   let interval: NodeJS.Timeout | undefined;
   const first = setTimeout(() => {
@@ -40,8 +49,9 @@ export function startHousekeeping(db: Db, clock: () => number, log: FastifyBaseL
     interval.unref();
   }, Math.random() * FIRST_SWEEP_WITHIN_MS);
   first.unref();
-  return () => {
+  return async () => {
     clearTimeout(first);
     clearInterval(interval);
+    await running;
   };
 }

@@ -52,7 +52,7 @@ describe.each(backends)('housekeeping ($name)', (backend) => {
         timeout: 10_000,
       });
     } finally {
-      stop();
+      await stop(); // and its sweep, which runs 31 days ahead: not into the next test's rows
       vi.useRealTimers();
     }
   });

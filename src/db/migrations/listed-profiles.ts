@@ -37,7 +37,10 @@ export async function* listedProfiles(untyped: Kysely<unknown>): AsyncGenerator<
   }
 }
 
-/** Inserts facet rows, BATCH at a time. */
+/**
+ * Inserts facet rows, BATCH at a time; a row already there stays (an instance of the former
+ * build may rewrite a profile's facets while the migration runs).
+ */
 export async function insertFacetRows(
   untyped: Kysely<unknown>,
   rows: ReturnType<typeof facetRows>,
@@ -47,5 +50,6 @@ export async function insertFacetRows(
     await db
       .insertInto('influencer_facets')
       .values(rows.slice(i, i + BATCH))
+      .onConflict((conflict) => conflict.doNothing())
       .execute();
 }
