@@ -39,7 +39,8 @@ const words = new Intl.Segmenter('und', { granularity: 'word' });
 function wordStarts(folded: string): number[] {
   const starts = [0];
   for (const { index, isWordLike } of words.segment(folded)) {
-    if (index > 0 && (isWordLike || /\s/u.test(folded[index - 1] ?? ''))) starts.push(index);
+    if (index === 0 || /\s/u.test(folded[index] ?? '')) continue;
+    if (isWordLike || /\s/u.test(folded[index - 1] ?? '')) starts.push(index);
   }
   return starts;
 }

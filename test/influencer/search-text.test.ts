@@ -82,6 +82,12 @@ describe('prefixTokens', () => {
     );
   });
 
+  it('no token starts with white space (a run of spaces of two kinds is no word)', () => {
+    const tokens = prefixTokens('xyz', 'a \u00a0b\u2003 c');
+    expect(tokens.filter((token) => /^\s/u.test(token))).toEqual([]);
+    expect(tokens).toEqual(expect.arrayContaining(['b', 'c']));
+  });
+
   it('words without spaces (Japanese) by Unicode word segmentation', () => {
     expect(prefixTokens('yamada', '山田太郎')).toEqual(
       expect.arrayContaining(['山', '山田', '太', '太郎']),
