@@ -97,9 +97,10 @@ export async function updateMyProfile(
   input: Partial<ProfileInput>,
 ): Promise<InfluencerView> {
   // Without a profile there is nothing to change: 404 before what the fields would have been.
-  if ((await findProfile(ctx.db, caller.userId)) === undefined) throw Errors.notInfluencer();
+  const current = await findProfile(ctx.db, caller.userId);
+  if (current === undefined) throw Errors.notInfluencer();
   const changes = parseChanges(input);
-  if (Object.keys(changes).length === 0) return getMyProfile(ctx, caller);
+  if (Object.keys(changes).length === 0) return influencerViewOne(ctx, caller, current);
   let updated: Profile | undefined;
   try {
     updated = await inTransaction(ctx.db, async (trx) => {
