@@ -192,7 +192,7 @@ export async function buildApp(
     overrides.events ?? (await openEventBus(config, clock, app.log)),
     (type, recipients) => metrics.realtime.eventPublished(type, recipients),
   );
-  const stopHousekeeping = startHousekeeping(db, clock, app.log);
+  const stopHousekeeping = startHousekeeping(db, clock, app.log, databaseOutage);
   app.addHook('onReady', async () => delivery.start());
   // After in-flight requests are done: stop the workers first, then what they use.
   app.addHook('onClose', async () => {

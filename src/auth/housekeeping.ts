@@ -1,5 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/database.js';
+import { reportWorkerFailure } from '../db/outage.js';
+import type { OutageLog } from '../outage-log.js';
 import { deleteOldFailedMail } from '../mail/outbox.js';
 import { CODE_MAX_TRIES } from '../security/one-time-codes.js';
 import { deleteDeadCodes } from './codes.store.js';
@@ -31,12 +33,13 @@ export function startHousekeeping(
   db: Db,
   clock: () => number,
   log: FastifyBaseLogger,
+  databaseOutage: OutageLog,
 ): () => Promise<void> {
   let running: Promise<void> | undefined;
   const sweep = () => {
     running ??= sweepExpired(db, clock())
       .catch((error: unknown) => {
-        log.warn({ err: error }, 'housekeeping failed; will retry');
+        reportWorkerFailure(error, databaseOutage, log, 'housekeeping failed; will retry');
       })
       .finally(() => {
         running = undefined;

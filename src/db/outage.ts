@@ -65,3 +65,18 @@ export function reportAnswers(outage: OutageLog): KyselyPlugin {
     },
   };
 }
+
+/**
+ * A background worker's failed round (the mail outbox, housekeeping): a database outage is already
+ * in the log once, with a count, so it goes there; anything else is a warning with its stack.
+ */
+export function reportWorkerFailure(
+  error: unknown,
+  databaseOutage: OutageLog,
+  log: FastifyBaseLogger,
+  message: string,
+): void {
+  if (!(error instanceof Error) || !isDatabaseUnavailable(error))
+    return log.warn({ err: error }, message);
+  if (!databaseOutage.isAway) databaseOutage.failed(error);
+}

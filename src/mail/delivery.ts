@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
-import { isDatabaseUnavailable } from '../db/outage.js';
+import { reportWorkerFailure } from '../db/outage.js';
 import type { MailOutboxTable } from '../db/tables.js';
 import type { OutageLog } from '../outage-log.js';
 import type { SecretBox } from '../security/secret-box.js';
@@ -159,12 +159,9 @@ export class MailDelivery {
       return false;
     }
   }
-  /** A database outage is already in the log once (with a count): one more stack a second adds nothing. */
   private reportFailedPass(error: unknown): void {
     const { databaseOutage, log } = this.options;
-    if (!(error instanceof Error) || !isDatabaseUnavailable(error))
-      return log.warn({ err: error }, 'mail outbox pass failed; will retry');
-    if (!databaseOutage.isAway) databaseOutage.failed(error);
+    reportWorkerFailure(error, databaseOutage, log, 'mail outbox pass failed; will retry');
   }
 
   private findDue() {

@@ -6,7 +6,10 @@ import {
   startHousekeeping,
   sweepExpired,
 } from '../../src/auth/housekeeping.js';
+import { databaseOutageLog } from '../../src/db/outage.js';
+import type { Db } from '../../src/db/database.js';
 import { backends } from '../helpers/backends.js';
+import { capturedLog } from '../helpers/captured-log.js';
 import { queueMail } from '../helpers/outbox.js';
 import { TestApp } from '../helpers/test-app.js';
 
@@ -41,10 +44,12 @@ describe.each(backends)('housekeeping ($name)', (backend) => {
   it('sweeps within a minute of its start, not only after the first 10 minutes', async () => {
     const account = await t.register();
     vi.useFakeTimers({ toFake: ['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'] });
+    const log = pino({ level: 'silent' });
     const stop = startHousekeeping(
       t.db,
       () => t.clock.now() + 31 * DAY, // the session has expired
-      pino({ level: 'silent' }),
+      log,
+      databaseOutageLog(log, t.clock.now),
     );
     try {
       await vi.advanceTimersByTimeAsync(FIRST_SWEEP_WITHIN_MS);
@@ -55,6 +60,33 @@ describe.each(backends)('housekeeping ($name)', (backend) => {
       await stop(); // and its sweep, which runs 31 days ahead: not into the next test's rows
       vi.useRealTimers();
     }
+  });
+
+  it('a sweep that finds the database away tells the outage log, not a warning with a stack', async () => {
+    const { log, lines } = capturedLog();
+    const away = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+      code: 'ECONNREFUSED',
+    });
+    const unreachable = {
+      deleteFrom: () => {
+        throw away;
+      },
+    } as unknown as Db;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'] });
+    const stop = startHousekeeping(
+      unreachable,
+      t.clock.now,
+      log,
+      databaseOutageLog(log, t.clock.now),
+    );
+    try {
+      await vi.advanceTimersByTimeAsync(FIRST_SWEEP_WITHIN_MS);
+    } finally {
+      await stop();
+      vi.useRealTimers();
+    }
+    expect(lines.some((line) => /housekeeping failed/.test(line))).toBe(false);
+    expect(lines.filter((line) => /database is/.test(line))).toHaveLength(1);
   });
 
   it('deletes an e-mail that failed for good once it is a week old, and no other mail', async () => {
