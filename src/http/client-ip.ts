@@ -13,12 +13,19 @@ export function clientIp(request: FastifyRequest): string {
   return addressIn(request.ip) ?? addressIn(request.socket.remoteAddress) ?? 'unknown';
 }
 
+/** An IPv4 address with a port, or a bracketed IPv6 address with or without one. */
+const WITH_PORT = /^(?:(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}|\[([^\]]*)\](?::\d{1,5})?)$/;
+
 /**
  * `text` as an IP address, without an IPv6 zone (`fe80::1%eth0`: it names an interface of the host
- * that saw the client, not the client), or undefined when it is none.
+ * that saw the client, not the client) or a port (some proxies, Azure's among them, forward
+ * `203.0.113.7:51234`: taken as no address, every client behind such a proxy would share the
+ * proxy's per-IP limits), or undefined when it is none.
  */
 function addressIn(text: string | undefined): string | undefined {
-  const address = text?.split('%', 1)[0];
+  const ported = text === undefined ? undefined : WITH_PORT.exec(text);
+  const host = ported ? (ported[1] ?? ported[2]) : text;
+  const address = host?.split('%', 1)[0];
   if (address === undefined || address.length > ADDRESS_MAX_LENGTH) return undefined;
   return isIP(address) === 0 ? undefined : address;
 }

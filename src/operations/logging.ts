@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyLoggerOptions, FastifyRequest } from 'fastify';
 import type { DestinationStream, LoggerOptions } from 'pino';
+import { clientIp } from '../http/client-ip.js';
 
 export const REDACTED = '[redacted]';
 
@@ -98,7 +99,7 @@ function requestFields(request: FastifyRequest) {
     method: request.method,
     url: request.url?.split('?')[0],
     host: request.host,
-    remoteAddress: request.ip,
+    remoteAddress: clientIp(request), // the address the limits count, not the header's text
   };
 }
 

@@ -40,3 +40,52 @@ describe.each(backends)('client addresses with an IPv6 zone ($name)', (backend) 
     expect(sessions.json().sessions.map((s: { ip: string }) => s.ip)).toEqual(['fe80::1']);
   });
 });
+
+/**
+ * Some proxies (Azure's among them) forward the client's address with its port. Taken as no
+ * address, it fell back to the socket's, the proxy's: every client behind it shared one per-IP
+ * budget.
+ */
+describe.each(backends)('client addresses with a port ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend, { env: { TRUST_PROXY: '127.0.0.1,::1' } });
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['203.0.113.7:51234', '203.0.113.7'],
+    ['[2001:db8::7]:443', '2001:db8::7'],
+    ['[2001:db8::8]', '2001:db8::8'],
+    ['198.51.100.9, 203.0.113.8:80', '203.0.113.8'],
+  ])('X-Forwarded-For: %s is the client %s', async (forwarded, address) => {
+    const registered = await t.post(
+      '/api/register',
+      { email: uniqueEmail(), password: STRONG_PASSWORD },
+      { ip: '127.0.0.1', headers: { 'x-forwarded-for': forwarded } },
+    );
+    expect(registered.statusCode, registered.body).toBe(201);
+    const sessions = await t.call('GET', '/api/sessions', {
+      token: registered.json().access_token,
+    });
+    expect(sessions.json().sessions.map((s: { ip: string }) => s.ip)).toEqual([address]);
+    const logged = t.logs
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.msg === 'request completed' && line.url === '/api/register');
+    expect(logged.map((line) => line.ip)).toContain(address);
+  });
+
+  it('a port alone, or a port past 5 digits, is no address: the socket is the client', async () => {
+    for (const forwarded of [':8080', '203.0.113.7:123456', '[]:80']) {
+      const registered = await t.post(
+        '/api/register',
+        { email: uniqueEmail(), password: STRONG_PASSWORD },
+        { ip: '127.0.0.1', headers: { 'x-forwarded-for': forwarded } },
+      );
+      const sessions = await t.call('GET', '/api/sessions', {
+        token: registered.json().access_token,
+      });
+      expect(sessions.json().sessions.map((s: { ip: string }) => s.ip)).toEqual(['127.0.0.1']);
+    }
+  });
+});
