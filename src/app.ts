@@ -77,6 +77,12 @@ export interface AppOverrides {
   readonly realtime?: GatewayOptions;
   /** How long a request may take to arrive (e.g. 500 ms instead of 30 s). */
   readonly requestTiming?: RequestTiming;
+  /**
+   * false: no background sweeps of expired and burnt rows (tests sweep when they mean to: a sweep
+   * at a random moment of the first minute deletes rows a test is still looking at); or the
+   * first sweep's window (default FIRST_SWEEP_WITHIN_MS).
+   */
+  readonly housekeeping?: false | { readonly firstSweepWithinMs: number };
 }
 
 /** How long a client may take to send a whole request, headers and body, and how often Node looks. */
@@ -192,7 +198,10 @@ export async function buildApp(
     overrides.events ?? (await openEventBus(config, clock, app.log)),
     (type, recipients) => metrics.realtime.eventPublished(type, recipients),
   );
-  const stopHousekeeping = startHousekeeping(db, clock, app.log, databaseOutage);
+  const stopHousekeeping =
+    overrides.housekeeping === false
+      ? async () => {}
+      : startHousekeeping(db, clock, app.log, databaseOutage, overrides.housekeeping);
   app.addHook('onReady', async () => delivery.start());
   // After in-flight requests are done: stop the workers first, then what they use.
   app.addHook('onClose', async () => {

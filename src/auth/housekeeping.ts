@@ -34,6 +34,7 @@ export function startHousekeeping(
   clock: () => number,
   log: FastifyBaseLogger,
   databaseOutage: OutageLog,
+  { firstSweepWithinMs } = { firstSweepWithinMs: FIRST_SWEEP_WITHIN_MS },
 ): () => Promise<void> {
   let running: Promise<void> | undefined;
   const sweep = () => {
@@ -50,7 +51,7 @@ export function startHousekeeping(
     sweep();
     interval = setInterval(sweep, INTERVAL_MS);
     interval.unref();
-  }, Math.random() * FIRST_SWEEP_WITHIN_MS);
+  }, Math.random() * firstSweepWithinMs);
   first.unref();
   return async () => {
     clearTimeout(first);

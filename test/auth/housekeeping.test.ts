@@ -41,6 +41,22 @@ describe.each(backends)('housekeeping ($name)', (backend) => {
     expect(await count('sessions', account.userId)).toBe(0);
   });
 
+  it("runs in the app, its first sweep within the app's window", async () => {
+    const account = await t.register();
+    // A second instance on the same database, its clock a month on: the session has expired there.
+    const later = await TestApp.start(t.backend, {
+      overrides: { clock: () => Date.now() + 31 * DAY, housekeeping: { firstSweepWithinMs: 50 } },
+    });
+    try {
+      await vi.waitFor(async () => expect(await count('sessions', account.userId)).toBe(0), {
+        timeout: 5_000,
+        interval: 50,
+      });
+    } finally {
+      await later.close();
+    }
+  });
+
   it('deletes an e-mail that failed for good once it is a week old, and no other mail', async () => {
     const now = t.clock.now();
     const failed = (failedAt: number | null) =>

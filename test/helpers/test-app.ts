@@ -88,6 +88,7 @@ export class TestApp {
     const app = await buildApp(config, {
       clock: clock.now,
       deliveryTiming: { pollIntervalMs: 50, baseBackoffMs: 100, maxBackoffMs: 400, claimMs: 5_000 },
+      housekeeping: false, // tests sweep with sweepExpired, when they mean to
       logStream: new Writable({
         write(chunk, _encoding, done) {
           logs.push(String(chunk));
