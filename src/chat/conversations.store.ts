@@ -126,19 +126,19 @@ export async function findMemberConversation(
 
 /**
  * An edit or a delete (or `by` of them): raises the conversation's version, answering the new
- * one and the members.
+ * one and the members, or undefined when the conversation is gone.
  */
 export async function raiseVersion(
   db: Executor,
   conversationId: string,
   by = 1,
-): Promise<ConversationMembers> {
+): Promise<ConversationMembers | undefined> {
   return db
     .updateTable('conversations')
     .set({ version: sql`version + ${by}` })
     .where('id', '=', conversationId)
     .returning(['version', 'influencer_id', 'starter_id'])
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
 }
 
 /**

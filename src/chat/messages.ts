@@ -17,6 +17,7 @@ import {
 import { blockRefusal, sendFactsOf } from './send-rules.js';
 import { chatMessageView, type ChatMessage } from './views.js';
 import { inTransaction } from '../db/transaction.js';
+import type { Db } from '../db/database.js';
 
 export const EDIT_WINDOW_MS = 15 * 60_000;
 /** Above every seq (an INTEGER column): the newest page. */
@@ -111,7 +112,7 @@ export async function editMessage(
     conversation.id,
     () =>
       inTransaction(ctx.db, async (trx) => {
-        const { version } = await raiseVersion(trx, conversation.id);
+        const version = await nextVersion(trx, conversation.id);
         // Again, holding the conversation's row (SQLite: the one write lock): a block committed
         // since the check above wins, and throwing rolls the version back.
         const peer = peerOf(conversation);
@@ -143,7 +144,7 @@ export async function deleteMessage(
       conversation.id,
       () =>
         inTransaction(ctx.db, async (trx) => {
-          const { version } = await raiseVersion(trx, conversation.id);
+          const version = await nextVersion(trx, conversation.id);
           const row = await tombstoneMessage(trx, message.id, { version, now: ctx.clock() });
           if (row === undefined) throw Errors.messageDeleted(); // rolls the version back
           return row;
@@ -158,4 +159,15 @@ export async function deleteMessage(
     return chatMessageView(current, userId);
   }
   return chatMessageView(tombstone, userId);
+}
+
+/**
+ * Raises the conversation's version for an edit or a delete. The conversation went after the
+ * membership check (its last member's account was deleted): 404, as for any conversation one is
+ * not in.
+ */
+async function nextVersion(trx: Db, conversationId: string): Promise<number> {
+  const raised = await raiseVersion(trx, conversationId);
+  if (raised === undefined) throw Errors.notFound();
+  return raised.version;
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BusEvent } from '../../src/events/bus.js';
 import type * as SendRules from '../../src/chat/send-rules.js';
 import type * as SendStore from '../../src/chat/send.store.js';
+import type * as ChatEvents from '../../src/chat/events.js';
 import { MemoryEventBus } from '../../src/events/memory-bus.js';
 import { backends } from '../helpers/backends.js';
 import { STRONG_PASSWORD, TestApp } from '../helpers/test-app.js';
@@ -15,6 +16,7 @@ import { errorOf, newKey, twoMembers } from './fixture.js';
 const gates = vi.hoisted(() => ({
   checks: undefined as Gate | undefined,
   store: undefined as Gate | undefined,
+  write: undefined as Gate | undefined,
 }));
 interface Gate {
   entered: () => void;
@@ -48,6 +50,17 @@ vi.mock('../../src/chat/send.store.js', async (importOriginal) => {
     storeSentMessage: async (...args: Parameters<typeof original.storeSentMessage>) => {
       await pass('store');
       return original.storeSentMessage(...args);
+    },
+  };
+});
+
+vi.mock('../../src/chat/events.js', async (importOriginal) => {
+  const original = await importOriginal<typeof ChatEvents>();
+  return {
+    ...original,
+    writeInVersionOrder: async (...args: Parameters<typeof original.writeInVersionOrder>) => {
+      await pass('write');
+      return original.writeInVersionOrder(...args);
     },
   };
 });
@@ -161,4 +174,24 @@ describe.each(backends)('a send racing what forbids it ($name)', (backend) => {
     const seen = await fan.conversation(id);
     expect(seen.last_message_at).toBe(stored.created_at);
   });
+
+  it.each(['edit', 'delete'] as const)(
+    'a message %s whose conversation went meanwhile (both accounts deleted): 404, not 500',
+    async (action) => {
+      const { fan, influencer, id } = await twoMembers(t);
+      const sent = await fan.sent(id, 'soon gone');
+      const peerGone = await influencer.call('DELETE', '/api/profile', {
+        password: STRONG_PASSWORD,
+      });
+      expect(peerGone.statusCode, peerGone.body).toBe(200);
+      const gate = hold('write');
+      const writing =
+        action === 'edit' ? fan.edit(sent.id, 'edited into the void') : fan.delete(sent.id);
+      await gate.inside;
+      const gone = await fan.call('DELETE', '/api/profile', { password: STRONG_PASSWORD });
+      expect(gone.statusCode, gone.body).toBe(200);
+      gate.release();
+      expect(errorOf(await writing)).toEqual([404, 'not_found']);
+    },
+  );
 });
