@@ -11,9 +11,18 @@ import { SmtpSink } from './smtp-sink.js';
 /** A clock that runs with real time, plus whatever a test skips forward. */
 export class TestClock {
   private offset = 0;
-  readonly now = (): number => Date.now() + this.offset;
+  private frozenAt: number | undefined;
+  readonly now = (): number => (this.frozenAt ?? Date.now()) + this.offset;
   advance(ms: number): void {
     this.offset += ms;
+  }
+  /**
+   * Stops the clock until `thaw` (a test whose expectations hold within one window of a limit,
+   * however slow the machine): only `advance` moves it meanwhile.
+   */
+  freeze(): { thaw(): void } {
+    this.frozenAt = Date.now();
+    return { thaw: () => (this.frozenAt = undefined) };
   }
 }
 
