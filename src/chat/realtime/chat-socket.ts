@@ -7,9 +7,10 @@ export const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** Pings a client may leave unanswered; at the next heartbeat the socket is dropped. */
 const MISSED_PONGS_ALLOWED = 2;
 /**
- * How long a socket gets to answer our close frame before it is cut: ws would wait 30 s, and a
- * client that never answers would hold every socket the server closed that long (a closed socket
- * no longer counts against its user's cap, so one user could pile them up).
+ * How long a closing socket gets to finish before it is cut: after a close frame, whoever sent it,
+ * ws waits 30 s for the client to end its connection, and a client that never does would hold
+ * every socket it closed (or the server closed) that long (a closing socket no longer counts
+ * against its user's cap, so one user could pile them up).
  */
 const CLOSE_GRACE_MS = 2_000;
 /** ws's error code for a frame over `maxPayload`. */
@@ -29,6 +30,8 @@ export class ChatSocket {
   ready = false;
   /** An access token is being verified: further `auth` frames wait for the answer. */
   verifying = false;
+  /** When the check under way started (see `closeIfOverdue`). */
+  private verifyingSince = 0;
   /** The latest token sent while another was being verified: checked next. */
   pendingToken: string | undefined;
   /** The client's network while the socket counts as waiting for its `auth` frame (awaiting-auth.ts). */
@@ -74,6 +77,12 @@ export class ChatSocket {
     return true;
   }
 
+  /** A token's check starts at `now`; further `auth` frames wait for its answer. */
+  beginCheck(now: number): void {
+    this.verifying = true;
+    this.verifyingSince = now;
+  }
+
   /** Authenticated as `userId`/`sessionId` until `expiresAt` (ms since the epoch). */
   authenticate(userId: string, sessionId: string, expiresAt: number): void {
     this.userId = userId;
@@ -82,9 +91,16 @@ export class ChatSocket {
     this.deadlineClosure = Closures.tokenExpired;
   }
 
-  /** Closes it if its deadline has passed; a renewal being checked gets its answer first. */
+  /**
+   * Closes it if its deadline has passed; a renewal sent in time, still being checked, gets its
+   * answer first. Not one checked after the deadline: a client that keeps a token queued while the
+   * database is away would chain checks, each refused as unavailable, and never be closed. Cuts a
+   * socket the client began to close that is still not closed after CLOSE_GRACE_MS.
+   */
   closeIfOverdue(now: number): void {
-    if (now < this.deadline || (this.ready && this.verifying)) return;
+    if (this.ws.readyState === WebSocket.CLOSING) return this.cutLater();
+    const renewingInTime = this.ready && this.verifying && this.verifyingSince < this.deadline;
+    if (now < this.deadline || renewingInTime) return;
     this.close(this.deadlineClosure);
   }
 
@@ -94,7 +110,11 @@ export class ChatSocket {
     this.closedAs = closure.reason;
     this.ready = false;
     this.ws.close(closure.code, closure.text);
-    this.cut = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
+    this.cutLater();
+  }
+
+  private cutLater(): void {
+    this.cut ??= setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
   /** The heartbeat's turn: drop a client that left two pings unanswered, else ping it. */

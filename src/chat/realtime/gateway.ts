@@ -138,7 +138,7 @@ export class ChatGateway {
 
   /** First authentication, or renewal of an authenticated socket with a fresh token. */
   private async authenticate(socket: ChatSocket, token: string): Promise<void> {
-    socket.verifying = true;
+    socket.beginCheck(this.ctx.clock());
     try {
       if (socket.ready) return await this.renew(socket, token);
       // The window stays open while the token is checked, but not forever.

@@ -127,6 +127,20 @@ describe.each(backends)('chat socket: frames, limits and heartbeat ($name)', (ba
     await deaf.waitClosed();
   });
 
+  it('cuts a socket its client closed and then left half-open within seconds, not 30', async () => {
+    const dave = await rt.t.register();
+    const open = () => rt.metric('chat_sockets_open');
+    const before = await open();
+    const leaving = await rt.connect(dave);
+    expect(await open()).toBe(before + 1);
+    leaving.ws.close(1000);
+    // Reads nothing more: it never sees the server's answer, so never ends its connection, and
+    // ws alone would hold the socket 30 s for that end (uncounted by the cap meanwhile).
+    (leaving.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    await expect.poll(open, { timeout: 10_000 }).toBe(before);
+    leaving.ws.terminate();
+  });
+
   it('pings every interval and drops a client that leaves two pings unanswered', async () => {
     const answering = await rt.connect(alice);
     const silent = await SocketClient.connect(rt.url, {
