@@ -9,9 +9,9 @@ import { blockExists } from '../blocks/blocks.store.js';
 type Executor = Kysely<Database>;
 
 /**
- * The conversation refused the write: a block, or the deletion of a member's account, committed
- * after the send's checks read the conversation (numberSend). The send is refused as it now
- * would be.
+ * The conversation refused the write: a block, the deletion of a member's account, or a DM policy
+ * that now refuses the sender, committed after the send's checks read the conversation
+ * (numberSend). The send is refused as it now would be.
  */
 export class SendRefusedMeanwhile extends Error {
   override name = 'SendRefusedMeanwhile';
@@ -57,8 +57,9 @@ export async function storeSentMessage(
  * lock was waited for: a later number must not get an earlier time, nor the list's order go
  * back). The influencer's first message accepts the conversation.
  *
- * Only while both members' accounts exist and no block stands between them: the checks before
- * the write read them earlier, and a block or a deletion that committed since must win. On
+ * Only while both members' accounts exist, no block stands between them and the DM policy lets
+ * the sender through: the checks before the write read them earlier, and a block, a deletion or a
+ * policy that committed since must win. On
  * PostgreSQL a deletion (which clears the member's id under this row's lock) is seen even when
  * this statement waited for it; a block committed while the statement runs is concurrent with it.
  * No row answers a refused send.
@@ -84,15 +85,31 @@ function numberSend(db: QueryCreator<Database>, message: UnnumberedMessage) {
         eb('starter_id', 'is not', null),
         eb.not(eb.exists(blockExists(db, influencer, starter))),
         eb.not(eb.exists(blockExists(db, starter, influencer))),
+        eb.not(policyRefuses(message.sender_id)),
       ]),
     )
     .returning(['last_seq', 'version', 'last_message_at']);
 }
 
+/**
+ * The influencer's DM policy refuses `senderId` in this conversation: it binds the starter until
+ * the influencer's first message, while the profile exists (send-rules.ts says the same in code;
+ * here it is checked again at the write, so that a policy tightened or a follow removed since the
+ * send's checks wins, as in a start).
+ */
+function policyRefuses(senderId: string) {
+  return sql<boolean>`(conversations.accepted_at is null and conversations.starter_id = ${senderId} and exists (
+    select 1 from influencer_profiles as p where p.id = conversations.influencer_id
+      and (p.dm_policy = 'nobody' or (p.dm_policy = 'followers' and not exists (
+        select 1 from follows as f
+        where f.follower_id = ${senderId} and f.influencer_id = conversations.influencer_id)))))`;
+}
+
 /** What `numberSend` binds, in order (its statement is compiled once: reusable-query.ts). */
 const numberingParameters = (message: UnnumberedMessage) => {
   const now = message.created_at;
-  return [now, now, now, now, message.sender_id, now, message.conversation_id];
+  const sender = message.sender_id;
+  return [now, now, now, now, sender, now, message.conversation_id, sender, sender];
 };
 const numberOne = reusableShapedQuery(numberSend);
 

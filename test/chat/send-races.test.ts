@@ -7,7 +7,8 @@ import type * as ChatEvents from '../../src/chat/events.js';
 import { MemoryEventBus } from '../../src/events/memory-bus.js';
 import { backends } from '../helpers/backends.js';
 import { STRONG_PASSWORD, TestApp } from '../helpers/test-app.js';
-import { errorOf, newKey, twoMembers } from './fixture.js';
+import { creator } from '../influencer/support.js';
+import { ChatClient, errorOf, newKey, openConversation, twoMembers } from './fixture.js';
 
 /**
  * A send checks blocks and accounts before it writes; these tests hold it between the two (a
@@ -194,4 +195,59 @@ describe.each(backends)('a send racing what forbids it ($name)', (backend) => {
       expect(errorOf(await writing)).toEqual([404, 'not_found']);
     },
   );
+
+  /** A fan's conversation with an influencer whose DM policy is `dm_policy`, not yet answered. */
+  async function request(dm_policy: 'everyone' | 'followers') {
+    const made = await creator(t, { dm_policy });
+    const influencer = new ChatClient(t, made.account);
+    const fan = new ChatClient(t, await t.register());
+    if (dm_policy === 'followers')
+      expect((await fan.call('PUT', `/api/influencers/${made.id}/follow`)).statusCode).toBe(200);
+    const id = await openConversation(t, fan.account, influencer.account);
+    return { fan, influencer, id };
+  }
+
+  const storedIn = async (id: string) =>
+    (
+      await t.db
+        .selectFrom('chat_messages')
+        .select('id')
+        .where('conversation_id', '=', id)
+        .execute()
+    ).length;
+
+  it("DM policy changed to 'nobody' after its checks: 403 messages_disabled, nothing stored", async () => {
+    const { fan, influencer, id } = await request('everyone');
+    const gate = hold('checks');
+    const sending = fan.send(id, 'just before the door closed');
+    await gate.inside;
+    const changed = await influencer.call('PATCH', '/api/influencers/me', { dm_policy: 'nobody' });
+    expect(changed.statusCode, changed.body).toBe(200);
+    gate.release();
+    expect(errorOf(await sending)).toEqual([403, 'messages_disabled']);
+    expect(await storedIn(id)).toBe(0);
+  });
+
+  it("'followers', and the follow removed after its checks: 403 not_following", async () => {
+    const { fan, influencer, id } = await request('followers');
+    const gate = hold('checks');
+    const sending = fan.send(id, 'still following?');
+    await gate.inside;
+    const unfollowed = await fan.call('DELETE', `/api/influencers/${influencer.userId}/follow`);
+    expect(unfollowed.statusCode, unfollowed.body).toBe(200);
+    gate.release();
+    expect(errorOf(await sending)).toEqual([403, 'not_following']);
+    expect(await storedIn(id)).toBe(0);
+  });
+
+  it("no longer binds once the influencer answered, nor the influencer's own sends: 201", async () => {
+    const { fan, influencer, id } = await request('everyone');
+    const gate = hold('checks');
+    const answering = influencer.send(id, 'hello, fan');
+    await gate.inside;
+    await influencer.call('PATCH', '/api/influencers/me', { dm_policy: 'nobody' });
+    gate.release();
+    expect((await answering).statusCode).toBe(201);
+    expect((await fan.send(id, 'thanks for answering')).statusCode).toBe(201);
+  });
 });
