@@ -10,6 +10,7 @@ if (Number(process.versions.node.split('.')[0]) < 22) {
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/setup/fast-check.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // expect.poll waits for a condition; 1 s (its default) is short on a busy 2-core machine.
