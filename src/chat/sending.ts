@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import type { ChatSendStart } from '../limits/policies.js';
-import { publishMessageEvent, writeInVersionOrder } from './events.js';
+import { publishMessageEvent, publishReadEvent, writeInVersionOrder } from './events.js';
 import { findMembership, type Membership } from './membership.js';
 import { parseMessageText } from './message-text.js';
 import { findMessageByClientKey, type MessageRow } from './messages.store.js';
@@ -77,7 +77,7 @@ export async function sendMessage(
           ? // One statement on PostgreSQL, which a deadlock with an account deletion can roll back.
             retryingConflicts(() => storeSentMessage(ctx.db, message))
           : storeIfNew(ctx, message),
-      (row) => publishMessageEvent(ctx, 'message.created', conversation, row),
+      (row) => publishSent(ctx, membership, row),
     );
   } catch (error) {
     await begun.release();
@@ -90,6 +90,22 @@ export async function sendMessage(
     return replayOr(error);
   }
   return { message: chatMessageView(stored, userId), replayed: false };
+}
+
+/**
+ * `message.created` to both members; and, as sending marks the sender's side read, the read to
+ * the sender's other devices when it passed messages of the peer (their unread count drops to 0).
+ * The read position read before the write can only be behind the one the write moved (reads never
+ * move back): one message behind the new one means nothing was passed.
+ */
+function publishSent(ctx: ServiceContext, { userId, conversation }: Membership, row: MessageRow) {
+  publishMessageEvent(ctx, 'message.created', conversation, row);
+  if (conversation.last_read_seq >= row.seq - 1) return;
+  publishReadEvent(ctx, userId, {
+    conversation_id: conversation.id,
+    last_read_seq: row.seq,
+    unread_count: 0,
+  });
 }
 
 /** Why the conversation refused the send (a block or a deletion committed since its checks). */

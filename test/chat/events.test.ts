@@ -137,6 +137,22 @@ describe.each(backends)('chat events ($name)', (backend) => {
     expect(eventsOf(fan)).toEqual([]);
   });
 
+  it("a send marks the sender's side read: the sender's devices hear of it when it passed the peer's messages", async () => {
+    const { fan, influencer, id } = await twoMembers(t);
+    await fan.sent(id, 'a');
+    await fan.sent(id, 'b');
+    const eventsOf = await listen(fan, influencer);
+    const reads = (client: ChatClient) =>
+      eventsOf(client).filter((event) => event.type === 'conversation.read');
+    await influencer.sent(id, 'answering both');
+    await influencer.sent(id, 'and once more'); // passes nothing of the fan's: no read
+    expect(reads(influencer)).toEqual([
+      { type: 'conversation.read', conversation_id: id, last_read_seq: 3, unread_count: 0 },
+    ]);
+    expect(reads(fan)).toEqual([]);
+    expect(await influencer.unread()).toMatchObject({ total_unread_count: 0 });
+  });
+
   // The read's answer (its unread count) is asked after the move: if that fails, the move must not
   // stay committed without its event, or the retry moves nothing and the reader's other devices
   // never hear of the read. A killed connection while the count waits for a lock is such a failure.
@@ -172,7 +188,8 @@ describe.each(backends)('chat events ($name)', (backend) => {
     await Promise.all(
       Array.from({ length: 10 }, (_, i) => (i % 2 ? fan : influencer).send(id, `m${i}`)),
     );
-    const versions = eventsOf(fan).map((e) => e.version as number);
+    const created = eventsOf(fan).filter((e) => e.type === 'message.created');
+    const versions = created.map((e) => e.version as number);
     expect(versions.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 });
