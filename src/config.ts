@@ -13,6 +13,8 @@ export interface Config {
    */
   readonly statementTimeoutSetBy: 'service' | 'role';
   readonly redisUrl: string | undefined;
+  /** Put before every Redis key and channel: several deployments may share one Redis. */
+  readonly redisPrefix: string;
   /** Undefined only for SQLite, where the secret is generated into the data directory. */
   readonly appSecret: string | undefined;
   readonly passwordMinLength: number;
@@ -61,6 +63,7 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
     statementTimeoutSetBy: parseStatementTimeoutSetBy(env.DATABASE_STATEMENT_TIMEOUT_SET_BY),
     redisUrl: parseUrl('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:'], { host: true }),
+    redisPrefix: parseRedisPrefix(env.REDIS_PREFIX, env.REDIS_URL),
     appSecret,
     passwordMinLength: parsePasswordMinLength(env.PASSWORD_MIN_LENGTH),
     smtpUrl: parseUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:'], { host: true }),
@@ -217,6 +220,19 @@ function parsePublicUrl(value: string | undefined, port: number): string {
   if (url.search !== '' || url.hash !== '' || /[?#]/.test(raw))
     throw new ConfigError('PUBLIC_URL must not contain a query (?) or fragment (#)');
   return raw.replace(/\/+$/, '');
+}
+
+const REDIS_PREFIX = /^[A-Za-z0-9._:-]{1,64}$/;
+
+function parseRedisPrefix(value: string | undefined, redisUrl: string | undefined): string {
+  const raw = nonEmpty('REDIS_PREFIX', value);
+  if (raw === undefined) return '';
+  if (!REDIS_PREFIX.test(raw))
+    throw new ConfigError(
+      `REDIS_PREFIX must be 1-64 letters, digits and . _ : - (e.g. "staging:"), got "${raw.slice(0, 80)}"`,
+    );
+  if (redisUrl === undefined) throw new ConfigError('REDIS_PREFIX is set but REDIS_URL is not');
+  return raw;
 }
 
 function parseLogLevel(value: string | undefined): string {

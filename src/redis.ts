@@ -56,6 +56,13 @@ export interface SilenceCheck {
 
 export const SILENCE_CHECK: SilenceCheck = { everyMs: 15_000, withinMs: 5_000 };
 
+/** How the service's Redis clients connect, beyond the URL. */
+export interface RedisOptions {
+  readonly silenceCheck?: SilenceCheck;
+  /** Put before every key and channel (REDIS_PREFIX): several deployments may share one Redis. */
+  readonly prefix?: string;
+}
+
 /**
  * Reconnects a connection that stops answering while it looks open. A connection cut without a
  * FIN or RST (a NAT or firewall dropping an idle flow, Redis moving to another machine on

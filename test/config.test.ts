@@ -43,6 +43,7 @@ describe('loadConfig: defaults (API.md, Configuration)', () => {
 
   it('REDIS_URL, SMTP_URL and APP_SECRET (for SQLite) unset; TRUST_PROXY off', () => {
     expect(config.redisUrl).toBeUndefined();
+    expect(config.redisPrefix).toBe('');
     expect(config.smtpUrl).toBeUndefined();
     expect(config.appSecret).toBeUndefined();
     expect(config.trustProxy).toBe(false);
@@ -61,6 +62,7 @@ describe('loadConfig: values given', () => {
       HOST: '0.0.0.0',
       DATABASE_URL: POSTGRES,
       REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_PREFIX: 'staging:',
       APP_SECRET: SECRET,
       PASSWORD_MIN_LENGTH: '15',
       SMTP_URL: 'smtps://user:pass@mail.example.test:465',
@@ -73,6 +75,7 @@ describe('loadConfig: values given', () => {
       host: '0.0.0.0',
       database: { kind: 'postgres', url: POSTGRES },
       redisUrl: 'redis://127.0.0.1:6379',
+      redisPrefix: 'staging:',
       appSecret: SECRET,
       passwordMinLength: 15,
       smtpUrl: 'smtps://user:pass@mail.example.test:465',
@@ -156,6 +159,13 @@ describe('loadConfig: bad values throw a ConfigError with a clear message', () =
     expectConfigError({ PASSWORD_MIN_LENGTH: 'abc' }, /PASSWORD_MIN_LENGTH/));
 
   it('SMTP_URL=http://x', () => expectConfigError({ SMTP_URL: 'http://x' }, /SMTP_URL.*smtp/));
+
+  it('REDIS_PREFIX with a space, over 64 characters, or without REDIS_URL', () => {
+    const redis = { REDIS_URL: 'redis://127.0.0.1:6379' };
+    expectConfigError({ ...redis, REDIS_PREFIX: 'my app:' }, /REDIS_PREFIX must be/);
+    expectConfigError({ ...redis, REDIS_PREFIX: 'a'.repeat(65) }, /REDIS_PREFIX must be/);
+    expectConfigError({ REDIS_PREFIX: 'staging:' }, /REDIS_PREFIX is set but REDIS_URL is not/);
+  });
 
   it('REDIS_URL=http://x', () => expectConfigError({ REDIS_URL: 'http://x' }, /REDIS_URL.*redis/));
 

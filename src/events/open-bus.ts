@@ -11,5 +11,5 @@ export async function openEventBus(
 ): Promise<EventBus> {
   if (config.redisUrl === undefined) return new MemoryEventBus(log, clock);
   const { RedisEventBus } = await import('./redis-bus.js');
-  return RedisEventBus.connect(config.redisUrl, log, clock);
+  return RedisEventBus.connect(config.redisUrl, log, clock, { prefix: config.redisPrefix });
 }

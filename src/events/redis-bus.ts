@@ -5,12 +5,13 @@ import {
   reportConnectionErrors,
   SILENCE_CHECK,
   whenReady,
-  type SilenceCheck,
+  type RedisOptions,
 } from '../redis.js';
 import { Subscribers, type BusEvent, type DeliveryListener, type EventBus } from './bus.js';
 
+/** A user's channel is `<REDIS_PREFIX>events:user:<user id>`. */
 const CHANNEL_PREFIX = 'events:user:';
-/** Every instance listens here: "events were lost, tell your sockets to resync". */
+/** Every instance listens here (after REDIS_PREFIX): "events were lost, tell your sockets to resync". */
 const RESYNC_CHANNEL = 'events:resync';
 /** How often an instance that lost a publish tries to say so, until Redis takes it. */
 const RESYNC_RETRY_MS = 250;
@@ -26,7 +27,6 @@ const RESYNC_MIN_INTERVAL_MS = 5_000;
 const SUBSCRIBE_WAIT_MS = 1_000;
 const LATE = Symbol('late');
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-const channelOf = (userId: string) => `${CHANNEL_PREFIX}${userId}`;
 
 interface WireMessage {
   readonly t: number;
@@ -83,12 +83,19 @@ export class RedisEventBus implements EventBus {
   private lastResyncAt = -Infinity;
   private closed = false;
 
+  /** This deployment's channels: REDIS_PREFIX lets several share one Redis. */
+  private readonly userChannels: string;
+  private readonly resyncChannel: string;
+
   private constructor(
     private readonly publisher: Redis,
     private readonly subscriber: Redis,
     private readonly log: FastifyBaseLogger,
     private readonly clock: () => number,
+    prefix: string,
   ) {
+    this.userChannels = `${prefix}${CHANNEL_PREFIX}`;
+    this.resyncChannel = `${prefix}${RESYNC_CHANNEL}`;
     subscriber.on('message', (channel: string, message: string) => this.receive(channel, message));
     subscriber.on('close', () => {
       this.subscriptionLost = true;
@@ -101,12 +108,16 @@ export class RedisEventBus implements EventBus {
     });
   }
 
+  private channelOf(userId: string): string {
+    return `${this.userChannels}${userId}`;
+  }
+
   /** Waits (up to 2 s) for both connections, so the first publish reaches every instance. */
   static async connect(
     url: string,
     log: FastifyBaseLogger,
     clock: () => number = Date.now,
-    silenceCheck: SilenceCheck = SILENCE_CHECK,
+    { silenceCheck = SILENCE_CHECK, prefix = '' }: RedisOptions = {},
   ) {
     const publisher = new Redis(url, {
       enableOfflineQueue: false, // fail at once while disconnected: deliver locally instead
@@ -126,9 +137,9 @@ export class RedisEventBus implements EventBus {
     await whenReady([publisher, subscriber]);
     // Re-sent by ioredis after every reconnection; not waited for longer than a user's channel
     // (while Redis is away it stays queued, and the service starts degraded).
-    const resyncs = subscriber.subscribe(RESYNC_CHANNEL).catch(() => undefined);
+    const resyncs = subscriber.subscribe(`${prefix}${RESYNC_CHANNEL}`).catch(() => undefined);
     await Promise.race([resyncs, sleep(SUBSCRIBE_WAIT_MS)]);
-    return new RedisEventBus(publisher, subscriber, log, clock);
+    return new RedisEventBus(publisher, subscriber, log, clock, prefix);
   }
 
   /**
@@ -150,7 +161,7 @@ export class RedisEventBus implements EventBus {
         userIds.map((userId) => ({ userId, message, text })),
       );
     const pipeline = this.publisher.pipeline();
-    for (const { userId, text } of sends) pipeline.publish(channelOf(userId), text);
+    for (const { userId, text } of sends) pipeline.publish(this.channelOf(userId), text);
     pipeline.exec().then(
       (results) => this.settle(sends, results?.map(([error]) => error) ?? []),
       (error: unknown) =>
@@ -197,7 +208,7 @@ export class RedisEventBus implements EventBus {
   private oweResync(): void {
     if (this.resyncTimer !== undefined || this.closed) return;
     const attempt = () => {
-      this.publisher.publish(RESYNC_CHANNEL, '').then(
+      this.publisher.publish(this.resyncChannel, '').then(
         () => {
           clearInterval(this.resyncTimer);
           this.resyncTimer = undefined;
@@ -225,7 +236,7 @@ export class RedisEventBus implements EventBus {
 
   async subscribe(userId: string, listener: DeliveryListener): Promise<() => void> {
     if (this.subscribers.add(userId, listener)) {
-      const subscribed = this.subscriber.subscribe(channelOf(userId)).catch(() => undefined);
+      const subscribed = this.subscriber.subscribe(this.channelOf(userId)).catch(() => undefined);
       this.pendingSubscriptions.set(userId, subscribed);
       void subscribed.then(() => this.pendingSubscriptions.delete(userId));
     }
@@ -239,7 +250,7 @@ export class RedisEventBus implements EventBus {
       );
     return () => {
       if (this.subscribers.remove(userId, listener)) {
-        this.subscriber.unsubscribe(channelOf(userId)).catch(() => undefined);
+        this.subscriber.unsubscribe(this.channelOf(userId)).catch(() => undefined);
       }
     };
   }
@@ -258,9 +269,9 @@ export class RedisEventBus implements EventBus {
   }
 
   private receive(channel: string, text: string): void {
-    if (channel === RESYNC_CHANNEL)
+    if (channel === this.resyncChannel)
       return this.resync('an instance lost event publishes: asking clients to resync');
-    if (!channel.startsWith(CHANNEL_PREFIX)) return;
+    if (!channel.startsWith(this.userChannels)) return;
     let message: unknown;
     try {
       message = JSON.parse(text);
@@ -270,7 +281,7 @@ export class RedisEventBus implements EventBus {
     // Anything another client of a shared Redis publishes reaches here: only our shape goes on
     // (a bare `null` thrown in the listener would end the process).
     if (!isWireMessage(message)) return;
-    this.deliver(channel.slice(CHANNEL_PREFIX.length), message);
+    this.deliver(channel.slice(this.userChannels.length), message);
   }
 
   private deliver(userId: string, message: WireMessage): void {

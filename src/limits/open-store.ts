@@ -14,7 +14,9 @@ export async function openLimitStore(
   const memory = new MemoryWindowStore(clock);
   if (config.redisUrl === undefined) return { store: memory };
   const { RedisWindowStore } = await import('./redis-store.js');
-  const redis = await RedisWindowStore.connect(config.redisUrl, log);
+  const redis = await RedisWindowStore.connect(config.redisUrl, log, {
+    prefix: config.redisPrefix,
+  });
   return {
     store: new FallbackWindowStore(redis, memory, {
       log,

@@ -17,7 +17,7 @@ import {
   reportConnectionErrors,
   SILENCE_CHECK,
   whenReady,
-  type SilenceCheck,
+  type RedisOptions,
 } from '../redis.js';
 
 /**
@@ -77,13 +77,20 @@ declare module 'ioredis' {
   }
 }
 
+/** A counter's key is `<REDIS_PREFIX>limits:<key>`. */
 const KEY_PREFIX = 'limits:';
 /** The probes' key: one member, gone a second after the last probe. */
-const PROBE_KEY = `${KEY_PREFIX}probe`;
+const PROBE_KEY = 'probe';
 const PROBE_RETAIN_MS = 1_000;
 
 export class RedisWindowStore implements SlidingWindowStore {
-  constructor(private readonly redis: Redis) {
+  private readonly keyPrefix: string;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix = '',
+  ) {
+    this.keyPrefix = `${prefix}${KEY_PREFIX}`;
     redis.defineCommand('consumeWindows', { lua: CONSUME });
     redis.defineCommand('recordWindow', { lua: RECORD, numberOfKeys: 1 });
     redis.defineCommand('releaseWindows', { lua: RELEASE });
@@ -96,7 +103,7 @@ export class RedisWindowStore implements SlidingWindowStore {
   static async connect(
     url: string,
     log: FastifyBaseLogger,
-    silenceCheck: SilenceCheck = SILENCE_CHECK,
+    { silenceCheck = SILENCE_CHECK, prefix = '' }: RedisOptions = {},
   ): Promise<RedisWindowStore> {
     const redis = new Redis(url, {
       // Fail a command at once while disconnected: the caller falls back to memory.
@@ -110,7 +117,7 @@ export class RedisWindowStore implements SlidingWindowStore {
     reportConnectionErrors(redis, log, 'rate limits');
     reconnectWhenSilent(redis, log, 'rate limits', silenceCheck);
     await whenReady([redis]);
-    return new RedisWindowStore(redis);
+    return new RedisWindowStore(redis, prefix);
   }
 
   /**
@@ -119,7 +126,7 @@ export class RedisWindowStore implements SlidingWindowStore {
    * failed save: MISCONF), which would close the fallback's breaker only to open it again.
    */
   async takesWrites(): Promise<void> {
-    await this.redis.recordWindow(PROBE_KEY, PROBE_RETAIN_MS, Date.now(), 'probe');
+    await this.redis.recordWindow(this.keyPrefix + PROBE_KEY, PROBE_RETAIN_MS, Date.now(), 'probe');
   }
 
   async consume(key: string, rules: readonly Rule[], now: number): Promise<Decision> {
@@ -129,7 +136,7 @@ export class RedisWindowStore implements SlidingWindowStore {
   async consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {
     const event = member(now);
     const args: (string | number)[] = [counters.length];
-    for (const { key } of counters) args.push(KEY_PREFIX + key);
+    for (const { key } of counters) args.push(this.keyPrefix + key);
     args.push(now, event);
     for (const { rules } of counters) {
       args.push(longestWindow(rules), rules.length);
@@ -142,19 +149,19 @@ export class RedisWindowStore implements SlidingWindowStore {
   }
 
   async record(key: string, retainMs: number, now: number, event = member(now)): Promise<void> {
-    await this.redis.recordWindow(KEY_PREFIX + key, retainMs, now, event);
+    await this.redis.recordWindow(this.keyPrefix + key, retainMs, now, event);
   }
 
   async release(key: string, event: string): Promise<void> {
-    await this.redis.zrem(KEY_PREFIX + key, event);
+    await this.redis.zrem(this.keyPrefix + key, event);
   }
 
   async releaseAll(keys: readonly string[], event: string): Promise<void> {
-    await this.redis.releaseWindows(keys.length, ...keys.map((key) => KEY_PREFIX + key), event);
+    await this.redis.releaseWindows(keys.length, ...keys.map((key) => this.keyPrefix + key), event);
   }
 
   async clear(key: string): Promise<void> {
-    await this.redis.del(KEY_PREFIX + key);
+    await this.redis.del(this.keyPrefix + key);
   }
 
   async close(): Promise<void> {

@@ -158,7 +158,7 @@ async function onPrivateRedis(
   const redis = await PrivateRedis.create();
   const buses: RedisEventBus[] = [];
   const connect = async (url = redis.url, silenceCheck?: SilenceCheck) => {
-    const bus = await RedisEventBus.connect(url, log, Date.now, silenceCheck);
+    const bus = await RedisEventBus.connect(url, log, Date.now, { silenceCheck });
     buses.push(bus);
     return bus;
   };
@@ -194,6 +194,32 @@ describe.skipIf(!redisUrl)(
     });
   },
 );
+
+describe.skipIf(!redisUrl)('event bus (redis): REDIS_PREFIX', () => {
+  it('keeps deployments on one Redis apart: an event reaches the instances of its own prefix only', async () => {
+    const [staging, production] = [`${user()}:`, `${user()}:`];
+    const connect = (prefix: string) =>
+      RedisEventBus.connect(redisUrl as string, log, Date.now, { prefix });
+    const [publisher, sameDeployment, otherDeployment] = await Promise.all([
+      connect(staging),
+      connect(staging),
+      connect(production),
+    ]);
+    try {
+      const alice = user();
+      const same: Delivery[] = [];
+      const other: Delivery[] = [];
+      await sameDeployment.subscribe(alice, (d) => same.push(d));
+      await otherDeployment.subscribe(alice, (d) => other.push(d));
+      publisher.publish([alice], { type: 'message.created' });
+      await waitUntil('the same prefix gets it', async () => same.length > 0, 5_000);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the other would have it too
+      expect(other).toEqual([]);
+    } finally {
+      await Promise.all([publisher, sameDeployment, otherDeployment].map((bus) => bus.close()));
+    }
+  });
+});
 
 describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one instance', () => {
   it('has every instance told to resync once Redis takes publishes again', () =>

@@ -31,7 +31,7 @@ const sqlite: Backend = {
 
 export async function createPostgresDatabase(
   adminUrl: string,
-): Promise<{ url: string; drop(): Promise<void> }> {
+): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const name = `test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -41,6 +41,7 @@ export async function createPostgresDatabase(
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    name,
     async drop() {
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();
@@ -59,7 +60,9 @@ function postgres(databaseUrl: string, redisUrl: string | undefined): Backend {
         env: {
           DATABASE_URL: database.url,
           APP_SECRET: randomBytes(32).toString('base64url'),
-          ...(redisUrl && { REDIS_URL: redisUrl }),
+          // Its own keys and channels: test files run side by side on one Redis, and one file's
+          // lost publish (a resync for every socket) or counters must not reach another's.
+          ...(redisUrl && { REDIS_URL: redisUrl, REDIS_PREFIX: `${database.name}:` }),
         },
         drop: () => database.drop(),
       };

@@ -46,9 +46,11 @@ describe.skipIf(!canRunPrivateRedis).each(backends)(
     let b: TestApp;
     beforeAll(async () => {
       redis = await PrivateRedis.create();
-      // Two instances sharing one Redis (each on its own database: limits live in Redis only).
-      a = await TestApp.start(backend, { env: { REDIS_URL: redis.url } });
-      b = await TestApp.start(backend, { env: { REDIS_URL: redis.url } });
+      // Two instances sharing one Redis (each on its own database: limits live in Redis only),
+      // as one deployment: one prefix.
+      const env = { REDIS_URL: redis.url, REDIS_PREFIX: 'hang:' };
+      a = await TestApp.start(backend, { env });
+      b = await TestApp.start(backend, { env });
     });
     afterAll(async () => {
       redis?.thaw();

@@ -17,7 +17,7 @@ describe.skipIf(!canRunPrivateRedis)('a Redis connection cut without a word', ()
     const store = await RedisWindowStore.connect(
       `redis://127.0.0.1:${proxy.port}`,
       pino({ level: 'silent' }),
-      { everyMs: 100, withinMs: 300 },
+      { silenceCheck: { everyMs: 100, withinMs: 300 } },
     );
     try {
       expect((await store.consume('k', RULES, Date.now())).allowed).toBe(true);

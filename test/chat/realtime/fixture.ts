@@ -21,7 +21,9 @@ export class TestBus implements EventBus {
     const log = pino({ level: 'silent' });
     const redisUrl = env.REDIS_URL;
     return new TestBus(
-      redisUrl === undefined ? new MemoryEventBus(log) : await RedisEventBus.connect(redisUrl, log),
+      redisUrl === undefined
+        ? new MemoryEventBus(log)
+        : await RedisEventBus.connect(redisUrl, log, Date.now, { prefix: env.REDIS_PREFIX }),
     );
   }
 
