@@ -131,6 +131,7 @@ export function createAccountClient(options: AccountClientOptions): AccountClien
         url: chatSocketUrl(options.baseUrl),
         tokens: () => session.forCall(),
         renew: (refused) => session.renew(refused),
+        accountChanges: (listener) => session.onChange(listener),
         now,
         history: restHistory(
           get,

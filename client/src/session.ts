@@ -27,9 +27,22 @@ export interface SessionOptions {
 export class Session {
   private readonly options: SessionOptions;
   private renewal: Promise<Tokens | null> | undefined;
+  /** Sign-ins and sign-outs so far: a refresh that saw one begin meanwhile keeps out of the store. */
+  private changes = 0;
+  private readonly listeners = new Set<(tokens: Tokens | null) => void>();
 
   constructor(options: SessionOptions) {
     this.options = options;
+  }
+
+  /**
+   * Calls `listener` with what the store holds after each sign-in and sign-out here (not after a
+   * refresh: the same user and session); returns the unsubscribe. Chat connections listen, so that
+   * another user's events stop at once, not at the next token renewal.
+   */
+  onChange(listener: (tokens: Tokens | null) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   async tokens(): Promise<Tokens | null> {
@@ -63,14 +76,22 @@ export class Session {
   }
 
   async signIn(tokens: Tokens): Promise<void> {
+    this.changes += 1;
     await this.options.store.set(tokens);
+    this.changed(tokens);
   }
 
   /** Forgets the tokens; tells `onSignedOut` if there were any. */
   async signOut(): Promise<void> {
+    this.changes += 1;
     const had = await this.tokens();
     await this.options.store.set(null);
     if (had !== null) this.options.onSignedOut?.();
+    this.changed(null);
+  }
+
+  private changed(tokens: Tokens | null): void {
+    for (const listener of [...this.listeners]) listener(tokens);
   }
 
   /**
@@ -84,6 +105,7 @@ export class Session {
   }
 
   private async refreshFrom(stale: Pick<Tokens, 'accessToken'>): Promise<Tokens | null> {
+    const changes = this.changes;
     const current = await this.tokens();
     // Signed out meanwhile, or already renewed (by an earlier refresh, or a tab sharing the store).
     if (current === null || current.accessToken !== stale.accessToken) return current;
@@ -92,8 +114,13 @@ export class Session {
     // it): what it holds now wins over this refresh's answer, which must not undo a sign-out.
     const latest = await this.tokens();
     if (latest === null || latest.refreshToken !== current.refreshToken) return latest;
+    // A sign-in or sign-out here began meanwhile and may not have reached the store yet (an
+    // asynchronous store): its write is the later one, and wins.
+    if (this.changes !== changes) return this.tokens();
     if (renewed !== null) {
-      await this.signIn(renewed);
+      // Handed to the store at once, with no await since the check: a sign-out that begins now
+      // writes after it, and wins.
+      await this.options.store.set(renewed);
       return renewed;
     }
     // Refused: the session was revoked or expired.
@@ -127,19 +154,44 @@ export function authorizedFetch(session: Session, fetch: Fetch): Fetch {
   };
 }
 
-/** A claim of the access token (API.md: `sub`, the user; `sid`, the session); not verified. */
+/**
+ * A claim of the access token (API.md: `sub`, the user; `sid`, the session); not verified.
+ * Decoded by hand: React Native's Hermes had no `TextDecoder` before 0.85, and a decoding that
+ * failed there made every two tokens look like one user's.
+ */
 function claimOf(tokens: Tokens, claim: 'sub' | 'sid'): unknown {
   try {
     const payload = tokens.accessToken.split('.')[1] ?? '';
-    const base64 = payload.replaceAll('-', '+').replaceAll('_', '/');
-    const json = new TextDecoder().decode(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
-    return (JSON.parse(json) as Record<string, unknown>)[claim];
+    return (JSON.parse(base64UrlText(payload)) as Record<string, unknown>)[claim];
   } catch {
     return undefined; // not a JWT (tokens of a test double): treated as one account and session
   }
 }
 
-const accountOf = (tokens: Tokens) => claimOf(tokens, 'sub');
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * The text `encoded` (base64url, no padding) holds. Claims' values are ASCII (ids, the issuer's
+ * URL); any other byte is kept as the code point of its value, which JSON still parses.
+ */
+function base64UrlText(encoded: string): string {
+  let text = '';
+  let bits = 0;
+  let buffer = 0;
+  for (const char of encoded) {
+    const value = BASE64URL.indexOf(char);
+    if (value < 0) throw new Error('not base64url');
+    buffer = ((buffer << 6) | value) & 0xffff; // the bits not yet read fit in 12
+    bits += 6;
+    if (bits < 8) continue;
+    bits -= 8;
+    text += String.fromCharCode((buffer >> bits) & 0xff);
+  }
+  return text;
+}
+
+/** The user the tokens are of (`sub`), or undefined when they are not a JWT. */
+export const accountOf = (tokens: Tokens): unknown => claimOf(tokens, 'sub');
 const sessionOf = (tokens: Tokens) => claimOf(tokens, 'sid');
 
 function withBearer(request: Request, accessToken: string): Request {

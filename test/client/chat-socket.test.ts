@@ -259,6 +259,26 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
     expect(messages).toEqual([]);
   });
 
+  it('ends at once on signOut(): the socket, still good on the service, hands over nothing more', async () => {
+    const { fan, id, api, chat, states, messages } = await connected();
+    await api.signOut();
+    expect(chat.state).toMatchObject({ status: 'signed_out' });
+    await fan.sent(id, 'for the user who left');
+    await new Promise((resolve) => setTimeout(resolve, 300)); // it would have arrived by now
+    expect(messages).toEqual([]);
+    expect(states.map((s) => s.status)).toEqual(['connecting', 'open', 'signed_out']);
+  });
+
+  it('closes (4403) at once when another user signs in on this client', async () => {
+    const { fan, id, api, chat, messages } = await connected();
+    const other = await rt.t.register();
+    await api.login({ email: other.email, password: other.password });
+    expect(chat.state).toMatchObject({ status: 'closed', closeCode: 4403 });
+    await fan.sent(id, 'for the user who left');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(messages).toEqual([]);
+  });
+
   it('closed before its first tick, opens nothing and says closed', async () => {
     const pair = await twoMembers(rt.t);
     const { api, device } = clientOf(rt, pair.fan.account, { expiresInMs: 10_000 }); // near expiry

@@ -1,7 +1,12 @@
 // What a refresh under way must not undo: a sign-out or a sign-in that happened meanwhile. A fake
 // fetch holds the refresh's answer back, so the order of events is the test's, not the network's.
-import { describe, expect, it } from 'vitest';
-import { createAccountClient, memoryTokenStore, type Tokens } from '../../client/src/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  createAccountClient,
+  memoryTokenStore,
+  type Tokens,
+  type TokenStore,
+} from '../../client/src/index.js';
 
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
@@ -21,8 +26,26 @@ const signedIn = (name: string, user = name) => ({
 
 const NOW = 1_000_000;
 
+/**
+ * A store over an asynchronous storage (React Native's secure storage): each operation takes 5 ms,
+ * one at a time, in the order asked.
+ */
+function asyncStore(initial: Tokens): TokenStore {
+  let tokens: Tokens | null = initial;
+  let queue = Promise.resolve();
+  const after5ms = <T>(operation: () => T) => {
+    const done = queue.then(() => new Promise((resolve) => setTimeout(resolve, 5))).then(operation);
+    queue = done.then(() => undefined);
+    return done;
+  };
+  return {
+    get: () => after5ms(() => tokens),
+    set: (next) => after5ms(() => void (tokens = next)),
+  };
+}
+
 /** A client whose access token is about to expire (a call refreshes first), and the held answer. */
-function nearExpiry() {
+function nearExpiry(makeStore: (tokens: Tokens) => TokenStore = memoryTokenStore) {
   let answer: (response: Response) => void = () => undefined;
   const refreshAnswer = new Promise<Response>((resolve) => (answer = resolve));
   const calls: string[] = [];
@@ -45,7 +68,7 @@ function nearExpiry() {
   const api = createAccountClient({
     baseUrl: 'https://api.example.test',
     fetch,
-    store: memoryTokenStore(tokens),
+    store: makeStore(tokens),
     now: () => NOW,
     onSignedOut: () => (signedOut += 1),
   });
@@ -88,6 +111,37 @@ describe('a refresh under way', () => {
     renewed();
     await call;
     expect(calls.at(-1)).toBe(`/api/profile Bearer ${accessToken('ada')}`);
+  });
+});
+
+describe('a refresh under way, over an asynchronous store', () => {
+  it('does not undo a sign-out whose write had not reached the store yet', async () => {
+    const { api, renewed, signedOut } = nearExpiry(asyncStore);
+    const call = api.GET('/api/profile').catch((error: unknown) => error);
+    await flush(); // the refresh has been sent
+    const signingOut = api.signOut(); // its read, then its write, queue behind the refresh's
+    renewed();
+    await Promise.all([call, signingOut]);
+    expect(await api.tokens()).toBeNull();
+    expect(signedOut()).toBe(1);
+  });
+});
+
+describe('without TextDecoder and atob (React Native before 0.85)', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('still tells two users apart: a sign-in made during a refresh is kept, and no call goes out as that user', async () => {
+    vi.stubGlobal('TextDecoder', undefined);
+    vi.stubGlobal('atob', undefined);
+    const { api, calls, renewed } = nearExpiry();
+    const call = api.GET('/api/profile').catch((error: unknown) => error);
+    await flush();
+    await api.signOut();
+    await api.login({ email: 'bob@example.test', password: 'a-Quiet-harbour-93' });
+    renewed();
+    expect(await call).toMatchObject({ status: 401, error: 'unauthorized' });
+    expect((await api.tokens())?.accessToken).toBe(accessToken('bob'));
+    expect(calls.at(-1)).toBe('/api/profile');
   });
 });
 

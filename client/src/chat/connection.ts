@@ -1,3 +1,4 @@
+import { accountOf } from '../session.js';
 import type { Tokens } from '../token-store.js';
 import { Backoff, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { ChatCatchUp, type ChatHistory } from './catch-up.js';
@@ -38,6 +39,8 @@ export interface ChatDependencies {
   /** The client's clock, which the tokens' `expiresAt` is on. */
   readonly now: () => number;
   readonly history: ChatHistory;
+  /** Calls the listener after each sign-in and sign-out (not refresh); answers the unsubscribe. */
+  readonly accountChanges?: (listener: (tokens: Tokens | null) => void) => () => void;
 }
 
 /** `WebSocket.OPEN`, the same in every implementation. */
@@ -67,6 +70,8 @@ export class ChatConnection {
   private stopped = false;
   /** The user of the first `ready`: the only one this connection serves. */
   private userId: string | undefined;
+  /** Stops listening to sign-ins and sign-outs. */
+  private readonly unwatch: () => void;
   private readonly deps: ChatDependencies;
   private readonly options: ChatConnectionOptions;
 
@@ -80,6 +85,7 @@ export class ChatConnection {
     this.catchUp = new ChatCatchUp(deps.history, deliver, [...(options.versions ?? [])]);
     this.backoff = new Backoff(backoffPolicy(options.backoff), options.random ?? Math.random);
     this.webSocketImpl = options.webSocketImpl ?? globalThis.WebSocket;
+    this.unwatch = deps.accountChanges?.((tokens) => this.accountChanged(tokens)) ?? (() => {});
     // Next tick: listeners added right after `connectChat()` see every state from `connecting` on.
     queueMicrotask(() => void this.open());
   }
@@ -206,6 +212,29 @@ export class ChatConnection {
     this.setState({ status: 'open', userId, sessionId });
   }
 
+  /**
+   * A sign-out ends the connection at once, and a sign-in of another user closes it (4403, as the
+   * service would at the next renewal): until then the socket, still authenticated for the user
+   * who left, would hand their events to the app. Before the first `ready`, a socket opened with
+   * the tokens of the user who left starts again with the new ones.
+   */
+  private accountChanged(tokens: Tokens | null): void {
+    if (this.stopped) return;
+    if (tokens === null) return this.finish({ status: 'signed_out' });
+    const user = accountOf(tokens);
+    if (user === undefined) return; // not a JWT: nothing to compare
+    if (this.userId !== undefined && user !== this.userId)
+      return this.finish({
+        status: 'closed',
+        closeCode: ChatCloseCodes.wrongUser,
+        reason: 'another user signed in',
+      });
+    const socket = this.socket;
+    if (this.userId === undefined && socket !== undefined && this.tokens !== undefined) {
+      if (accountOf(this.tokens) !== user) this.drop(socket, 'another user signed in');
+    }
+  }
+
   /** Gives up on a socket that is still open: closes it and goes on as if the server had. */
   private drop(socket: WebSocket, reason: string): void {
     if (socket !== this.socket) return;
@@ -280,6 +309,7 @@ export class ChatConnection {
   private finish(state: ChatState): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.unwatch();
     const socket = this.socket;
     this.detach();
     clearTimeout(this.reconnectTimer);
