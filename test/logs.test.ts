@@ -266,6 +266,21 @@ describe.each(backends)('secrets sent to every endpoint, logging at trace ($name
     expect(line.err.detail).toBe('[redacted]');
     expect(line.err.cause).toMatchObject({ message: 'inner', password: '[redacted]' });
   });
+
+  it("keeps a Redis command's name, not its arguments (a PUBLISH carries a chat message's text)", () => {
+    const text = secret();
+    const failure = Object.assign(new Error('Command timed out'), {
+      command: { name: 'publish', args: ['events:user:1', JSON.stringify({ text })] },
+    });
+    const before = t.logs.length;
+    t.app.log.warn(
+      { err: failure },
+      "Redis cannot take events: they reach this instance's sockets only",
+    );
+    const written = t.logs.slice(before).join('');
+    expect(written.includes(text)).toBe(false);
+    expect(JSON.parse(written).err.command).toEqual({ name: 'publish' });
+  });
 });
 
 /** The fields of the line the test above writes. */

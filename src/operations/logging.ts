@@ -53,6 +53,10 @@ function errorFields(error: Error): Fields {
     stack: error.stack,
   };
   for (const key in error) fields[key] = (error as unknown as Fields)[key];
+  // ioredis names the failed command with its arguments: a PUBLISH carries the event (a chat
+  // message's text), a script its keys (addresses). The command's name says enough.
+  const command = fields.command as { name?: unknown } | undefined;
+  if (typeof command === 'object' && command !== null) fields.command = { name: command.name };
   if (error.cause !== undefined) fields.cause = error.cause;
   if (error instanceof AggregateError) fields.errors = error.errors;
   return fields;
