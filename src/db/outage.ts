@@ -26,6 +26,13 @@ const UNAVAILABLE_CODES = new Set([
   '08006',
   '08P01', // protocol_violation: what PgBouncer answers when it cannot get a server connection
   '53300', // too_many_connections: more instances × pool size than max_connections
+  '53100', // disk_full
+  '53200', // out_of_memory
+  '25006', // read_only_sql_transaction: a primary demoted by a failover, or a standby
+  '28P01', // invalid_password: the credentials were rotated under the service
+  '28000', // invalid_authorization_specification: pg_hba refuses the service now
+  'SQLITE_FULL', // the disk is full
+  'SQLITE_READONLY', // the file or its file system became read-only
 ]);
 
 // `is not queryable`: pg's client after its connection died between a transaction's queries.

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { isPostgres } from '../db/dialect.js';
 import { ErrorBody } from '../http/schemas.js';
 
 export type DependencyCheck = () => Promise<void>;
@@ -34,9 +35,21 @@ async function answers(check: DependencyCheck): Promise<boolean> {
   }
 }
 
+/**
+ * The database answers, and on PostgreSQL takes writes: a primary demoted by a failover, or a
+ * standby the service was pointed at, answers `select 1` while every write fails (503 each), and
+ * the balancer must take the instance out.
+ */
 export function databaseCheck(db: Db): DependencyCheck {
+  if (!isPostgres(db))
+    return async () => {
+      await sql`select 1`.execute(db);
+    };
   return async () => {
-    await sql`select 1`.execute(db);
+    const { rows } = await sql<{ writable: boolean }>`
+      select not (pg_is_in_recovery() or current_setting('transaction_read_only') = 'on') as writable
+    `.execute(db);
+    if (rows[0]?.writable !== true) throw new Error('the database takes no writes');
   };
 }
 

@@ -1,0 +1,49 @@
+// A PostgreSQL that answers but takes no writes: a primary demoted by a failover, or a standby the
+// service was pointed at. Its writes answer 503 (the database is away for them), not 500 with a
+// stack per request, and /readyz takes the instance out of the balancer.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../helpers/backends.js';
+import { STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test-app.js';
+
+const postgres = backends.filter((backend) => backend.name.startsWith('postgres'));
+
+describe.skipIf(postgres.length === 0).each(postgres)('a read-only database ($name)', (backend) => {
+  let t: TestApp;
+  let admin: pg.Client;
+  let name: string;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+    const url = new URL(t.backend.env.DATABASE_URL!);
+    name = url.pathname.slice(1);
+    url.pathname = '/postgres';
+    admin = new pg.Client({ connectionString: url.toString() });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.query(`alter database ${name} reset default_transaction_read_only`);
+    await admin?.end();
+    await t?.close();
+  });
+
+  it('answers writes 503 unavailable, and /readyz 503 with the database down', async () => {
+    expect((await t.call('GET', '/readyz')).statusCode).toBe(200);
+    await admin.query(`alter database ${name} set default_transaction_read_only = on`);
+    // The service's connections were opened before: they take the setting once opened again.
+    await admin.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+      [name],
+    );
+    await expect.poll(async () => (await t.call('GET', '/readyz')).statusCode).toBe(503);
+    expect((await t.call('GET', '/readyz')).json()).toMatchObject({
+      status: 'unavailable',
+      checks: { database: 'down' },
+    });
+    const registered = await t.post('/api/register', {
+      email: uniqueEmail(),
+      password: STRONG_PASSWORD,
+    });
+    expect([registered.statusCode, registered.json().error]).toEqual([503, 'unavailable']);
+    expect(t.logs.some((line) => /"request failed"/.test(line))).toBe(false);
+  });
+});
