@@ -1,9 +1,9 @@
 import { loadConfigOrExit } from '../config.js';
-import { openDatabase } from './database.js';
+import { openDatabase, serviceDatabaseOptions } from './database.js';
 import { migrate } from './migrate.js';
 
 const config = loadConfigOrExit();
-const db = await openDatabase(config.database);
+const db = await openDatabase(config.database, serviceDatabaseOptions(config)); // as the service connects
 try {
   await migrate(config.database, db);
   console.log('database is up to date');

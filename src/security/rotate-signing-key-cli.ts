@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from '../config.js';
-import { openDatabase } from '../db/database.js';
+import { openDatabase, serviceDatabaseOptions } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { createSecretBox } from './secret-box.js';
 import { deriveServerKeys, resolveAppSecret } from './server-keys.js';
@@ -28,7 +28,9 @@ if (args.length > 1 || (args.length === 1 && args[0] !== '--prune-only')) {
 const pruneOnly = args.length === 1;
 
 const config = loadConfigOrExit();
-const db = await openDatabase(config.database);
+// The service's options: behind PgBouncer (statement_timeout set by the role) it refuses the
+// startup parameter the service would otherwise send.
+const db = await openDatabase(config.database, serviceDatabaseOptions(config));
 try {
   await migrate(config.database, db);
   const box = createSecretBox(deriveServerKeys(resolveAppSecret(config)).secretBox);
