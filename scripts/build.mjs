@@ -69,6 +69,29 @@ function build(fingerprint) {
   }
 }
 
+/**
+ * A production install (`npm ci --omit=dev`, NODE_ENV=production) has no TypeScript, and an image
+ * may ship dist/ without src/: dist/ as built is what runs, unchecked, rather than no start at all.
+ */
+function buildTools() {
+  try {
+    createRequire(import.meta.url).resolve('typescript/package.json');
+  } catch {
+    return 'TypeScript is not installed (an install without dev dependencies)';
+  }
+  return existsSync(join(ROOT, 'src')) ? undefined : 'there is no src/';
+}
+
+const missing = buildTools();
+if (missing !== undefined) {
+  if (builtFingerprint() === undefined) {
+    console.error(`${missing}, and dist/ is not built: run npm install, then npm run build`);
+    process.exit(1);
+  }
+  console.error(`${missing}: running dist/ as built, unchecked against the sources`);
+  process.exit(0);
+}
+
 const fingerprint = sourceFingerprint();
 if (process.argv.includes('--force') || builtFingerprint() !== fingerprint) {
   const started = performance.now();

@@ -88,3 +88,36 @@ describe('the build (scripts/build.mjs)', () => {
     expect(existsSync(join(dir, 'dist/main.cjs.map'))).toBe(false);
   });
 });
+
+describe('the build without TypeScript (an install without dev dependencies)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'build-prod-'));
+    cpSync(join(ROOT, 'scripts/build.mjs'), join(dir, 'scripts/build.mjs'));
+    mkdirSync(join(dir, 'node_modules'));
+    mkdirSync(join(dir, 'src'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = () => {
+    try {
+      execFileSync(process.execPath, [join(dir, 'scripts/build.mjs')], { stdio: 'pipe' });
+      return { status: 0, stderr: '' };
+    } catch (error) {
+      const failed = error as { status: number; stderr: Buffer };
+      return { status: failed.status, stderr: String(failed.stderr) };
+    }
+  };
+
+  it('refuses to start with no dist/ built, and says what to run', () => {
+    const { status, stderr } = run();
+    expect(status).toBe(1);
+    expect(stderr).toMatch(/TypeScript is not installed.*dist\/ is not built: run npm install/);
+  });
+
+  it('starts dist/ as built: npm start need not compile in production', () => {
+    mkdirSync(join(dir, 'dist'));
+    writeFileSync(join(dir, 'dist/.build-fingerprint'), 'abc\n');
+    expect(run().status).toBe(0);
+  });
+});
