@@ -169,7 +169,12 @@ export async function buildApp(
   const db = (await openDatabase(config.database, serviceDatabaseOptions(config))).withPlugin(
     reportAnswers(databaseOutage),
   );
-  await migrate(config.database, db);
+  const newer = await migrate(config.database, db);
+  if (newer.length > 0)
+    app.log.warn(
+      { migrations: newer },
+      'the database was migrated by a newer build: this one runs on it without migrating (finish the deploy, or roll forward)',
+    );
   // Readiness asks PostgreSQL on a connection of its own: through the pool, a probe waiting behind
   // a burst of requests would call a busy instance down, and every instance of a busy fleet with it.
   const probeDb =

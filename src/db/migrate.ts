@@ -1,4 +1,4 @@
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { DatabaseLocation } from '../config.js';
 import { openDatabase, type Db } from './database.js';
 import * as initial from './migrations/001_initial.js';
@@ -42,16 +42,43 @@ export async function migrateToLatest(db: Db): Promise<void> {
 }
 
 /**
+ * The migrations a newer build ran that this one does not know, once this one's have all run
+ * (an instance of the former build restarting during a rolling deploy, or a rollback); else none.
+ */
+export async function newerMigrations(db: Db): Promise<string[]> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((table) => table.name === 'kysely_migration')) return [];
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+  const executed = new Set(rows.map((row) => row.name));
+  const known = Object.keys(migrations);
+  if (!known.every((name) => executed.has(name))) return [];
+  const last = known.sort().at(-1) ?? '';
+  const unknown = [...executed].filter((name) => !(name in migrations));
+  return unknown.every((name) => name > last) ? unknown.sort() : [];
+}
+
+/**
  * Runs pending migrations of the database at `location`, whose service connection is `db`. On
  * PostgreSQL they run on a connection of their own without the pool's 10 s query timeout, which
  * would cut off the wait for another instance's migration lock, or a long index build.
+ *
+ * A database a newer build has migrated further is left as it is, and the names of its newer
+ * migrations answered: migrations only add (columns, tables, indexes, rows the former build
+ * ignores), so this build still runs on it, where refusing to start would stop a rollback, or an
+ * instance of the former build restarting during a rolling deploy.
  */
-export async function migrate(location: DatabaseLocation, db: Db): Promise<void> {
-  if (location.kind !== 'postgres') return migrateToLatest(db);
+export async function migrate(location: DatabaseLocation, db: Db): Promise<string[]> {
+  const newer = await newerMigrations(db);
+  if (newer.length > 0) return newer;
+  if (location.kind !== 'postgres') {
+    await migrateToLatest(db);
+    return [];
+  }
   const own = await openDatabase(location, { poolSize: 1, queryTimeoutMs: 0 });
   try {
     await migrateToLatest(own);
   } finally {
     await own.destroy();
   }
+  return [];
 }
