@@ -57,7 +57,7 @@ export class Metrics {
     const countOutbox = latestCount(outboxDepth);
     new Gauge({
       name: 'mail_outbox_pending',
-      help: 'E-mails waiting in the outbox (not yet delivered, not given up).',
+      help: 'E-mails waiting in the outbox (not yet delivered, not given up), of the whole deployment: every instance reports the same count (aggregate with max, not sum).',
       registers: [this.registry],
       async collect() {
         // While the database is away or hangs, the gauge keeps its last value: the scrape, every
