@@ -4,6 +4,7 @@ import { Renewal } from '../../client/src/chat/renewal.js';
 import { describe, expect, it, vi } from 'vitest';
 import { Backoff } from '../../client/src/chat/backoff.js';
 import { ChatCatchUp, type ChatHistory } from '../../client/src/chat/catch-up.js';
+import { ChatConnection, type WebSocketConstructor } from '../../client/src/chat/connection.js';
 import { ChatListeners } from '../../client/src/chat/events.js';
 import type { MessageFrame } from '../../client/src/chat/frames.js';
 import {
@@ -48,7 +49,7 @@ describe('the reconnect backoff', () => {
     const backoff = new Backoff(policy, () => 0.999_999);
     expect([backoff.next(), backoff.next(), backoff.next()]).toEqual([999, 1_999, 3_999]);
     const slow = new Backoff(policy, sequence(0, 0.999_999));
-    expect([slow.next(true), slow.next(true)]).toEqual([15_000, 29_999]);
+    expect([slow.next('wait'), slow.next('wait')]).toEqual([15_000, 29_999]);
     backoff.closedAfter(9_999); // not stable: the count goes on
     expect(backoff.next()).toBe(7_999);
     backoff.closedAfter(undefined); // never got ready
@@ -57,10 +58,16 @@ describe('the reconnect backoff', () => {
     expect(backoff.next()).toBe(999);
     expect(DEFAULT_BACKOFF).toEqual(policy);
   });
+
+  it("spreads a shutdown's first reconnects over 4 s rather than 1 s, then doubles as usual", () => {
+    const backoff = new Backoff(policy, () => 0.999_999);
+    const delays = [0, 1, 2, 3].map(() => backoff.next('spread'));
+    expect(delays).toEqual([3_999, 3_999, 3_999, 7_999]);
+  });
 });
 
 describe('close codes', () => {
-  it('renews after 4401, stops after 4403, waits after 4429, reconnects after the rest', () => {
+  it('renews after 4401, stops after 4403, waits after 4429, spreads after 1001 and 1013, reconnects after the rest', () => {
     const codes = [4401, 4403, 4429, 4408, 4008, 1001, 1006, 1009, 1011, 1013, 4000];
     expect(Object.fromEntries(codes.map((code) => [code, closeVerdict(code)]))).toEqual({
       4401: 'renew',
@@ -68,11 +75,11 @@ describe('close codes', () => {
       4429: 'wait',
       4408: 'reconnect',
       4008: 'reconnect',
-      1001: 'reconnect',
+      1001: 'spread',
       1006: 'reconnect',
       1009: 'reconnect',
       1011: 'reconnect',
-      1013: 'reconnect',
+      1013: 'spread',
       4000: 'reconnect',
     });
   });
@@ -263,5 +270,62 @@ describe('a renewal that failed', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('the connection’s backoff', () => {
+  /** A socket that says `ready` to any auth frame, and nothing else. */
+  class ReadySocket {
+    readyState = 0;
+    onopen: (() => void) | null = null;
+    onmessage: ((event: { data: string }) => void) | null = null;
+    onclose: ((event: { code: number; reason: string }) => void) | null = null;
+    onerror: (() => void) | null = null;
+    constructor() {
+      setTimeout(() => {
+        this.readyState = 1;
+        this.onopen?.();
+      }, 1);
+    }
+    send(frame: string) {
+      if (JSON.parse(frame).type !== 'auth') return;
+      const ready = { type: 'ready', user_id: 'ada', session_id: 's1' };
+      setTimeout(() => this.onmessage?.({ data: JSON.stringify(ready) }), 1);
+    }
+    close() {
+      this.readyState = 3;
+    }
+  }
+
+  it('counts a connection as stable only once it caught up: one whose catch-up fails keeps backing off', async () => {
+    const attempts: number[] = [];
+    const chat = new ChatConnection(
+      {
+        url: 'ws://chat.example.test/api/chat/ws',
+        tokens: async () => ({ accessToken: 'a', refreshToken: 'r' }),
+        renew: async () => null,
+        now: Date.now,
+        history: {
+          changes: async () => null,
+          // Fails long after `ready`: longer than a stable connection needs to stay up.
+          overview: () =>
+            new Promise((_, reject) => setTimeout(() => reject(new Error('503')), 60)),
+        },
+      },
+      {
+        webSocketImpl: ReadySocket as unknown as WebSocketConstructor,
+        backoff: { baseMs: 1, capMs: 2, stableAfterMs: 20 },
+      },
+    );
+    chat.on('error', () => undefined);
+    chat.on('state', (state) => {
+      if (state.status === 'reconnecting') attempts.push(state.attempt);
+    });
+    try {
+      await vi.waitFor(() => expect(attempts.length).toBeGreaterThanOrEqual(3), { timeout: 5_000 });
+    } finally {
+      chat.close();
+    }
+    expect(attempts.slice(0, 3)).toEqual([0, 1, 2]);
   });
 });

@@ -14,6 +14,9 @@ export const DEFAULT_BACKOFF: Required<BackoffPolicy> = {
   stableAfterMs: 10_000,
 };
 
+/** The attempt whose window a `spread` reconnect starts from: base × 4 (4 s by default). */
+const SPREAD_FROM_ATTEMPT = 2;
+
 /** Past this many doublings every ceiling is the cap anyway (and 2 ** attempt stays finite). */
 const MAX_DOUBLINGS = 30;
 
@@ -52,16 +55,30 @@ export class Backoff {
     this.random = random;
   }
 
-  /** The delay before the next attempt; counts it. `slow`: a refusal retrying soon cannot fix. */
-  next(slow = false): number {
-    const delay = slow
-      ? cappedDelay(this.policy, this.random)
-      : backoffDelay(this.attempt, this.policy, this.random);
+  /**
+   * The delay before the next attempt; counts it. `wait`: a refusal retrying soon cannot fix
+   * (about the cap); `spread`: the server went away from every client at once (a shutdown, an
+   * outage), whose first attempts spread over SPREAD_FROM_ATTEMPT's window (4 s by default) rather
+   * than 1 s, so that a restart's tens of thousands of sockets do not return in the same second.
+   */
+  next(kind: 'reconnect' | 'spread' | 'wait' = 'reconnect'): number {
+    const delay =
+      kind === 'wait'
+        ? cappedDelay(this.policy, this.random)
+        : backoffDelay(
+            kind === 'spread' ? Math.max(this.attempt, SPREAD_FROM_ATTEMPT) : this.attempt,
+            this.policy,
+            this.random,
+          );
     this.attempt += 1;
     return delay;
   }
 
-  /** A connection closed after being up `upForMs`: long enough, and the count starts again. */
+  /**
+   * A connection closed `upForMs` after it was caught up (undefined: it never was): long enough,
+   * and the count starts again. Counted from the catch-up, not from `ready`: a connection whose
+   * catch-up hangs is no stable one.
+   */
   closedAfter(upForMs: number | undefined): void {
     if (upForMs !== undefined && upForMs >= this.policy.stableAfterMs) this.attempt = 0;
   }

@@ -24,16 +24,19 @@ export const ChatCloseCodes = {
 } as const;
 
 /**
- * `reconnect` with backoff; `renew` the token first (and stop if the session is over); `wait`
- * about the backoff's cap; `stop` for good. Codes not listed (1006, an abnormal end; 1009, 1011,
+ * `reconnect` with backoff; `spread` the same over a wider first window; `renew` the token first
+ * (and stop if the session is over); `wait` about the backoff's cap; `stop` for good. Codes not listed (1006, an abnormal end; 1009, 1011,
  * 1012, …) reconnect: a new socket and catching up cost little, and most such ends are the network's.
  */
-export type CloseVerdict = 'reconnect' | 'renew' | 'wait' | 'stop';
+export type CloseVerdict = 'reconnect' | 'spread' | 'renew' | 'wait' | 'stop';
 
 const verdicts: Readonly<Record<number, CloseVerdict>> = {
   [ChatCloseCodes.unauthorized]: 'renew',
   [ChatCloseCodes.wrongUser]: 'stop',
   [ChatCloseCodes.tooManySockets]: 'wait',
+  // Every socket of an instance gets these at once: their clients come back spread out.
+  [ChatCloseCodes.shutdown]: 'spread',
+  [ChatCloseCodes.tryAgainLater]: 'spread',
 };
 
 export function closeVerdict(code: number): CloseVerdict {

@@ -62,7 +62,8 @@ export class ChatConnection {
   private socket: WebSocket | undefined;
   /** The tokens the socket authenticated with (last). */
   private tokens: Tokens | undefined;
-  private readyAt: number | undefined;
+  /** When the socket's catch-up after `ready` succeeded (see Backoff.closedAfter). */
+  private syncedAt: number | undefined;
   private liveness: Liveness | undefined;
   private readyTimer: ReturnType<typeof setTimeout> | undefined;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
@@ -180,10 +181,15 @@ export class ChatConnection {
     if (frame === undefined || frame.type === 'pong') return;
     if (frame.type === 'ready') this.ready(socket, frame.user_id, frame.session_id);
     if (this.stopped) return; // `ready` of another user
-    this.catchUp.receive(frame).catch((error: unknown) => {
-      this.listeners.emit('error', error);
-      this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
-    });
+    this.catchUp.receive(frame).then(
+      () => {
+        if (frame.type === 'ready' && socket === this.socket) this.syncedAt = Date.now();
+      },
+      (error: unknown) => {
+        this.listeners.emit('error', error);
+        this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
+      },
+    );
   }
 
   private ready(socket: WebSocket, userId: string, sessionId: string): void {
@@ -197,7 +203,6 @@ export class ChatConnection {
         reason: 'the store holds another user now',
       });
     }
-    this.readyAt = Date.now();
     clearTimeout(this.readyTimer);
     // The service reads `ping` only once it said `ready`.
     this.liveness = new Liveness(
@@ -249,9 +254,11 @@ export class ChatConnection {
     if (this.stopped) return;
     const verdict = closeVerdict(code);
     if (verdict === 'stop') return this.finish({ status: 'closed', closeCode: code, reason });
-    if (verdict === 'renew' && refused !== undefined)
-      return void this.renewThenRetry(refused, code);
-    this.retry(code, verdict === 'wait');
+    if (verdict === 'renew') {
+      if (refused !== undefined) return void this.renewThenRetry(refused, code);
+      return this.retry(code);
+    }
+    this.retry(code, verdict);
   }
 
   /** 4401: the token expired or the session ended. A refused refresh means the latter: stop. */
@@ -268,9 +275,12 @@ export class ChatConnection {
     this.retry(code);
   }
 
-  private retry(closeCode: number | undefined, slow = false): void {
+  private retry(
+    closeCode: number | undefined,
+    kind: 'reconnect' | 'spread' | 'wait' = 'reconnect',
+  ): void {
     const attempt = this.backoff.attempt;
-    const inMs = this.backoff.next(slow);
+    const inMs = this.backoff.next(kind);
     this.setState({ status: 'reconnecting', attempt, inMs, closeCode });
     this.reconnectTimer = setTimeout(() => void this.open(), inMs);
   }
@@ -295,8 +305,8 @@ export class ChatConnection {
 
   /** Forgets the socket and its timers (the socket has closed, or is being closed). */
   private detach(): void {
-    this.backoff.closedAfter(this.readyAt === undefined ? undefined : Date.now() - this.readyAt);
-    this.readyAt = undefined;
+    this.backoff.closedAfter(this.syncedAt === undefined ? undefined : Date.now() - this.syncedAt);
+    this.syncedAt = undefined;
     this.socket = undefined;
     this.liveness?.stop();
     this.liveness = undefined;
