@@ -141,7 +141,7 @@ export function authorizedFetch(session: Session, fetch: Fetch): Fetch {
     if (tokens === null) return fetch(request);
     const again = request.clone();
     const response = await fetch(withBearer(request, tokens.accessToken));
-    if (response.status !== 401) return response;
+    if (response.status !== 401 || !(await refusesToken(response))) return response;
     const renewed = await session.renew(tokens).catch(async (error: unknown) => {
       await response.body?.cancel();
       throw error;
@@ -152,6 +152,21 @@ export function authorizedFetch(session: Session, fetch: Fetch): Fetch {
     await response.body?.cancel();
     return fetch(withBearer(again, renewed.accessToken));
   };
+}
+
+/**
+ * Whether a 401 refuses the access token (`unauthorized`), rather than what the call presented
+ * (a login's wrong password, `invalid_credentials`): renewing and sending that again would
+ * rotate the refresh token for nothing and count the wrong password twice. A body that says
+ * neither (a proxy's page) is taken as the token's refusal.
+ */
+async function refusesToken(response: Response): Promise<boolean> {
+  try {
+    const body = (await response.clone().json()) as { error?: unknown } | null;
+    return typeof body?.error !== 'string' || body.error === 'unauthorized';
+  } catch {
+    return true;
+  }
 }
 
 /**

@@ -145,6 +145,28 @@ describe('without TextDecoder and atob (React Native before 0.85)', () => {
   });
 });
 
+describe('a 401 that does not refuse the token', () => {
+  it('is not renewed and sent again: a login with a wrong password, made while signed in, counts once', async () => {
+    const calls: string[] = [];
+    const fetch = async (request: Request) => {
+      const path = new URL(request.url).pathname;
+      calls.push(path);
+      if (path === '/api/login')
+        return json(401, { message: 'Invalid email or password', error: 'invalid_credentials' });
+      throw new Error(`unexpected ${path}`);
+    };
+    const store = memoryTokenStore({ accessToken: accessToken('ada'), refreshToken: 'ada-r' });
+    const api = createAccountClient({ baseUrl: 'https://api.example.test', fetch, store });
+    const body = { email: 'ada@example.test', password: 'not-her-Password-1' };
+    await expect(api.POST('/api/login', { body })).rejects.toMatchObject({
+      status: 401,
+      error: 'invalid_credentials',
+    });
+    expect(calls).toEqual(['/api/login']);
+    expect((await api.tokens())?.refreshToken).toBe('ada-r');
+  });
+});
+
 describe('a call refused 401 while another user signs in', () => {
   it('is not sent again as that user (a write for Ada must not land on Bob)', async () => {
     let answer: (response: Response) => void = () => undefined;
