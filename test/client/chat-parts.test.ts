@@ -204,6 +204,39 @@ describe('read positions', () => {
 describe('the sync after a (re)connection', () => {
   const conversation = (version: number) => ({ id: 'c', version }) as never;
 
+  it('reads further pages of the list for tracked conversations not on the first, rather than asking each one’s changes', async () => {
+    const tracked = Array.from({ length: 300 }, (_, i) => `c${String(i).padStart(3, '0')}`);
+    const listed = (ids: string[]) => ids.map((id) => ({ id, version: 7 }) as never);
+    const asked: string[] = [];
+    const history: ChatHistory = {
+      changes: async (id) => {
+        asked.push(`changes ${id}`);
+        return { messages: [], version: 7, has_more: false };
+      },
+      overview: async () => ({
+        conversations: listed(tracked.slice(0, 20)),
+        next_cursor: '20',
+        unread: {} as never,
+      }),
+      more: async (cursor) => {
+        asked.push(`more ${cursor}`);
+        const from = Number(cursor);
+        return {
+          conversations: listed(tracked.slice(from, from + 100)),
+          next_cursor: from + 100 < tracked.length ? String(from + 100) : null,
+        };
+      },
+    };
+    const catchUp = new ChatCatchUp(
+      history,
+      () => undefined,
+      tracked.map((id) => [id, 7] as const),
+    );
+    await catchUp.receive({ type: 'ready', user_id: 'u', session_id: 's' });
+    // Three more pages show the other 280: no conversation's changes asked (all at version 7).
+    expect(asked).toEqual(['more 20', 'more 120', 'more 220']);
+  });
+
   it('carries the list as it is after the catch-ups, not as it was before them', async () => {
     let readings = 0;
     const history: ChatHistory = {

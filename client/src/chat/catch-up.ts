@@ -18,6 +18,8 @@ export interface ChatHistory {
   changes(conversationId: string, sinceVersion: number): Promise<ChangesPage | null>;
   /** The first page of `GET /api/chat/conversations`, and `GET /api/chat/unread`. */
   overview(): Promise<ChatOverview>;
+  /** The page of `GET /api/chat/conversations` at `cursor`, as long as pages may be. */
+  more?(cursor: string): Promise<Pick<ChatOverview, 'conversations' | 'next_cursor'>>;
 }
 
 export interface ChatOverview {
@@ -28,6 +30,11 @@ export interface ChatOverview {
 
 /** Conversations caught up at once after a (re)connection: a few requests in flight, not hundreds. */
 const PARALLEL_CATCH_UPS = 4;
+/**
+ * Pages of the list read after the first while tracked conversations are not on it: a page tells
+ * the versions of up to 100 at once, where each conversation's `changes` would be a request.
+ */
+const MORE_PAGES = 5;
 
 /**
  * API.md's catch-up rule, apart from any socket: it keeps the last applied `version` of each
@@ -71,6 +78,7 @@ export class ChatCatchUp {
 
   forget(conversationId: string): void {
     this.versions.delete(conversationId);
+    this.readUpTo.delete(conversationId);
   }
 
   /**
@@ -152,8 +160,8 @@ export class ChatCatchUp {
 
   private async resync(): Promise<void> {
     const overview = await this.history.overview();
-    const listed = new Map(overview.conversations.map((c) => [c.id, c.version]));
-    // Moved, or not on the first page (asking its `changes` tells as much as finding it would).
+    const listed = await this.listedVersions(overview);
+    // Moved, or not on the pages read (asking its `changes` tells as much as finding it would).
     const moved = [...this.versions].filter(([id, own]) => (listed.get(id) ?? Infinity) > own);
     const ids = moved.map(([id]) => id);
     const caughtUp = ids.length > 0;
@@ -167,6 +175,20 @@ export class ChatCatchUp {
       ? await this.history.overview()
       : overview;
     this.deliver({ type: 'sync', conversations, next_cursor, unread });
+  }
+
+  /** The versions the list shows: its first page, then more while tracked ones are not on it. */
+  private async listedVersions(overview: ChatOverview): Promise<Map<string, number>> {
+    const listed = new Map(overview.conversations.map((c) => [c.id, c.version]));
+    const unseen = () => [...this.versions.keys()].some((id) => !listed.has(id));
+    let cursor = overview.next_cursor;
+    for (let pages = 0; cursor !== null && pages < MORE_PAGES && unseen(); pages++) {
+      if (this.history.more === undefined) break;
+      const page = await this.history.more(cursor);
+      for (const c of page.conversations) listed.set(c.id, c.version);
+      cursor = page.next_cursor;
+    }
+    return listed;
   }
 }
 

@@ -3,6 +3,9 @@ import { withinMs } from '../deadline.js';
 import { ApiError } from '../errors.js';
 import type { ChatHistory } from './catch-up.js';
 
+/** The longest page of the conversation list (API.md). */
+const LIST_PAGE_MAX = 100;
+
 /** How long a catch-up request may go unanswered before the connection gives up on it. */
 export const CATCH_UP_TIMEOUT_MS = 20_000;
 
@@ -35,6 +38,12 @@ export function restHistory(
           GET('/api/chat/unread', { signal }),
         ]);
         return { conversations: list.conversations, next_cursor: list.next_cursor, unread };
+      }),
+    more: (cursor) =>
+      withinMs(timeoutMs, async (signal) => {
+        const query = { cursor, limit: String(LIST_PAGE_MAX) };
+        const list = await GET('/api/chat/conversations', { params: { query }, signal });
+        return { conversations: list.conversations, next_cursor: list.next_cursor };
       }),
   };
 }
