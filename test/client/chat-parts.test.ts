@@ -174,6 +174,34 @@ describe('catching up', () => {
   });
 });
 
+describe('frames of a socket dropped meanwhile', () => {
+  it('are skipped: only the current socket’s frames start catch-ups', async () => {
+    const asked: number[] = [];
+    const history: ChatHistory = {
+      changes: async (_, since) => {
+        asked.push(since);
+        throw new Error('503');
+      },
+      overview: async () => ({ conversations: [], next_cursor: null, unread: {} as never }),
+    };
+    const catchUp = new ChatCatchUp(history, () => undefined, [['c', 1]]);
+    let current = true;
+    const frame = (version: number) =>
+      ({
+        type: 'message.created',
+        conversation_id: 'c',
+        version,
+        chat_message: { version } as never,
+      }) as const;
+    // The connection drops the socket on that failure, as this does.
+    const first = catchUp.receive(frame(3), () => current).catch(() => (current = false));
+    for (const version of [4, 5, 6]) void catchUp.receive(frame(version), () => current);
+    await first;
+    await catchUp.settled();
+    expect(asked).toEqual([1]);
+  });
+});
+
 describe('read positions', () => {
   it('an older read arriving after a newer one (two devices, swapped on the way) is dropped; an equal one passes', async () => {
     const history: ChatHistory = {

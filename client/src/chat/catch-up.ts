@@ -84,9 +84,12 @@ export class ChatCatchUp {
   /**
    * Handles `frame` once every frame received before it is handled. Rejects when catching up
    * failed (the HTTP call did): the caller reconnects, and the resync after `ready` repairs it.
+   * `current`: whether the socket it came on is still the connection's; a frame of one dropped
+   * meanwhile is skipped (each with a gap would start a catch-up of its own before the new
+   * socket's resync, which repairs everything anyway).
    */
-  receive(frame: ServerFrame): Promise<void> {
-    const handled = this.queue.then(() => this.handle(frame));
+  receive(frame: ServerFrame, current: () => boolean = () => true): Promise<void> {
+    const handled = this.queue.then(() => (current() ? this.handle(frame) : undefined));
     this.queue = handled.catch(() => undefined);
     return handled;
   }

@@ -181,15 +181,17 @@ export class ChatConnection {
     if (frame === undefined || frame.type === 'pong') return;
     if (frame.type === 'ready') this.ready(socket, frame.user_id, frame.session_id);
     if (this.stopped) return; // `ready` of another user
-    this.catchUp.receive(frame).then(
-      () => {
-        if (frame.type === 'ready' && socket === this.socket) this.syncedAt = Date.now();
-      },
-      (error: unknown) => {
-        this.listeners.emit('error', error);
-        this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
-      },
-    );
+    this.catchUp
+      .receive(frame, () => socket === this.socket)
+      .then(
+        () => {
+          if (frame.type === 'ready' && socket === this.socket) this.syncedAt = Date.now();
+        },
+        (error: unknown) => {
+          this.listeners.emit('error', error);
+          this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
+        },
+      );
   }
 
   private ready(socket: WebSocket, userId: string, sessionId: string): void {
