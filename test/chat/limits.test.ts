@@ -83,9 +83,10 @@ describe.each(backends)('chat limits ($name)', (backend) => {
     const { fan, id } = await twoMembers(t);
     for (let i = 0; i < 3; i++) await fan.sent(id, `m${i}`);
     const redis = new Redis(t.backend.env.REDIS_URL as string);
+    const keys = `${t.backend.env.REDIS_PREFIX ?? ''}limits:chat-sends:${fan.userId}`;
     try {
-      expect(await redis.zcard(`limits:chat-sends:${fan.userId}:${id}`)).toBe(3);
-      expect(await redis.zcard(`limits:chat-sends:${fan.userId}`)).toBe(3);
+      expect(await redis.zcard(`${keys}:${id}`)).toBe(3);
+      expect(await redis.zcard(keys)).toBe(3);
     } finally {
       redis.disconnect();
     }
