@@ -79,6 +79,20 @@ function nearExpiry(makeStore: (tokens: Tokens) => TokenStore = memoryTokenStore
 
 const flush = () => new Promise((resolve) => setTimeout(resolve, 10));
 
+/** Bob signs in while a refresh of Ada's tokens is under way, for a call made as Ada. */
+async function signInDuringRefresh() {
+  const { api, calls, renewed } = nearExpiry();
+  const call = api.GET('/api/profile').catch((error: unknown) => error);
+  await flush();
+  await api.signOut();
+  await api.login({ email: 'bob@example.test', password: 'a-Quiet-harbour-93' });
+  renewed();
+  // The call was made for Ada, who is gone: it goes out as no one (401), never as Bob.
+  expect(await call).toMatchObject({ status: 401, error: 'unauthorized' });
+  expect((await api.tokens())?.accessToken).toBe(accessToken('bob'));
+  expect(calls.at(-1)).toBe('/api/profile');
+}
+
 describe('a refresh under way', () => {
   it('does not undo a sign-out made meanwhile', async () => {
     const { api, renewed, signedOut } = nearExpiry();
@@ -91,18 +105,8 @@ describe('a refresh under way', () => {
     expect(signedOut()).toBe(1);
   });
 
-  it('does not replace the tokens of a sign-in made meanwhile, nor make the call as that user', async () => {
-    const { api, calls, renewed } = nearExpiry();
-    const call = api.GET('/api/profile').catch((error: unknown) => error);
-    await flush();
-    await api.signOut();
-    await api.login({ email: 'bob@example.test', password: 'a-Quiet-harbour-93' });
-    renewed();
-    // The call was made for Ada, who is gone: it goes out as no one (401), never as Bob.
-    expect(await call).toMatchObject({ status: 401, error: 'unauthorized' });
-    expect((await api.tokens())?.accessToken).toBe(accessToken('bob'));
-    expect(calls.at(-1)).toBe('/api/profile');
-  });
+  it('does not replace the tokens of a sign-in made meanwhile, nor make the call as that user', () =>
+    signInDuringRefresh());
 
   it('goes on as the same user when only the session was renewed meanwhile', async () => {
     const { api, calls, renewed } = nearExpiry();
@@ -133,15 +137,7 @@ describe('without TextDecoder and atob (React Native before 0.85)', () => {
   it('still tells two users apart: a sign-in made during a refresh is kept, and no call goes out as that user', async () => {
     vi.stubGlobal('TextDecoder', undefined);
     vi.stubGlobal('atob', undefined);
-    const { api, calls, renewed } = nearExpiry();
-    const call = api.GET('/api/profile').catch((error: unknown) => error);
-    await flush();
-    await api.signOut();
-    await api.login({ email: 'bob@example.test', password: 'a-Quiet-harbour-93' });
-    renewed();
-    expect(await call).toMatchObject({ status: 401, error: 'unauthorized' });
-    expect((await api.tokens())?.accessToken).toBe(accessToken('bob'));
-    expect(calls.at(-1)).toBe('/api/profile');
+    await signInDuringRefresh();
   });
 });
 
