@@ -6,14 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
 import { STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test-app.js';
 
-const postgres = backends.filter((backend) => backend.name.startsWith('postgres'));
+const postgres = backends.find((backend) => backend.name.startsWith('postgres'));
 
-describe.skipIf(postgres.length === 0).each(postgres)('a read-only database ($name)', (backend) => {
+describe.skipIf(postgres === undefined)('a read-only PostgreSQL database', () => {
   let t: TestApp;
   let admin: pg.Client;
   let name: string;
   beforeAll(async () => {
-    t = await TestApp.start(backend);
+    t = await TestApp.start(postgres!);
     const url = new URL(t.backend.env.DATABASE_URL!);
     name = url.pathname.slice(1);
     url.pathname = '/postgres';
