@@ -216,29 +216,26 @@ describe.each(backends)('a send racing what forbids it ($name)', (backend) => {
         .execute()
     ).length;
 
-  it("DM policy changed to 'nobody' after its checks: 403 messages_disabled, nothing stored", async () => {
-    const { fan, influencer, id } = await request('everyone');
-    const gate = hold('checks');
-    const sending = fan.send(id, 'just before the door closed');
-    await gate.inside;
-    const changed = await influencer.call('PATCH', '/api/influencers/me', { dm_policy: 'nobody' });
-    expect(changed.statusCode, changed.body).toBe(200);
-    gate.release();
-    expect(errorOf(await sending)).toEqual([403, 'messages_disabled']);
-    expect(await storedIn(id)).toBe(0);
-  });
-
-  it("'followers', and the follow removed after its checks: 403 not_following", async () => {
-    const { fan, influencer, id } = await request('followers');
-    const gate = hold('checks');
-    const sending = fan.send(id, 'still following?');
-    await gate.inside;
-    const unfollowed = await fan.call('DELETE', `/api/influencers/${influencer.userId}/follow`);
-    expect(unfollowed.statusCode, unfollowed.body).toBe(200);
-    gate.release();
-    expect(errorOf(await sending)).toEqual([403, 'not_following']);
-    expect(await storedIn(id)).toBe(0);
-  });
+  it.each([
+    ['everyone', "the influencer's DM policy set to nobody", 'messages_disabled'],
+    ['followers', "the fan's follow removed", 'not_following'],
+  ] as const)(
+    '%s, and %s after its checks: 403 %s, nothing stored',
+    async (policy, _meanwhile, refused) => {
+      const { fan, influencer, id } = await request(policy);
+      const gate = hold('checks');
+      const sending = fan.send(id, 'just before the door closed');
+      await gate.inside;
+      const changed =
+        policy === 'everyone'
+          ? await influencer.call('PATCH', '/api/influencers/me', { dm_policy: 'nobody' })
+          : await fan.call('DELETE', `/api/influencers/${influencer.userId}/follow`);
+      expect(changed.statusCode, changed.body).toBe(200);
+      gate.release();
+      expect(errorOf(await sending)).toEqual([403, refused]);
+      expect(await storedIn(id)).toBe(0);
+    },
+  );
 
   it("no longer binds once the influencer answered, nor the influencer's own sends: 201", async () => {
     const { fan, influencer, id } = await request('everyone');
