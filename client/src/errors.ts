@@ -13,7 +13,7 @@ export class ApiError extends Error {
   readonly error: ApiErrorCode;
   /** Which fields broke which rule: on `validation_failed` and `weak_password`; `[]` otherwise. */
   readonly details: readonly FieldProblem[];
-  /** `Retry-After` in seconds, sent with every 429. */
+  /** `Retry-After` in seconds, sent with every 429 (a proxy's HTTP date becomes seconds). */
   readonly retryAfter: number | undefined;
 
   constructor(status: number, body: ErrorBody, retryAfter?: number) {
@@ -42,8 +42,22 @@ export class UnexpectedResponseError extends Error {
 /** The error for a response that is not ok, its body already parsed (JSON if it was, else text). */
 export function errorOf(response: Response, body: unknown): ApiError | UnexpectedResponseError {
   if (!isErrorBody(body)) return new UnexpectedResponseError(response.status, body);
-  const retryAfter = response.headers.get('retry-after');
-  return new ApiError(response.status, body, retryAfter === null ? undefined : Number(retryAfter));
+  return new ApiError(response.status, body, secondsToWait(response.headers.get('retry-after')));
+}
+
+/**
+ * `Retry-After` as seconds from now. The service sends whole seconds; a proxy or gateway in front
+ * of it may send an HTTP date instead (RFC 9110, section 10.2.3). Anything else is no advice.
+ */
+export function secondsToWait(header: string | null, now = Date.now()): number | undefined {
+  if (header === null) return undefined;
+  const value = header.trim();
+  if (/^\d+$/.test(value)) return Number(value);
+  // Every HTTP-date form begins with a day's name (Date.parse alone would take "1.5" as a date),
+  // and is in GMT, which the asctime form leaves unsaid.
+  if (!/^[A-Za-z]{3}/.test(value)) return undefined;
+  const at = Date.parse(/ GMT$/.test(value) ? value : `${value} GMT`);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 function isErrorBody(body: unknown): body is ErrorBody {
