@@ -1,7 +1,10 @@
 // Ways a database can be away that are no bug of ours: each answers 503 (and is counted by the
 // outage log) rather than 500 with a stack trace in the log.
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
@@ -29,6 +32,31 @@ describe('a database that cannot be reached', () => {
     const error = await failureOf('postgres://app@database.invalid:5432/app');
     expect(['ENOTFOUND', 'EAI_AGAIN']).toContain(error.code);
     expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+});
+
+describe('a SQLite file that takes no writes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'outage-causes-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // Both pragmas are the connection's own: the real driver's errors, without filling a disk.
+  it.each([
+    ['SQLITE_FULL', sql`pragma max_page_count = 1`], // the file may not grow, as on a full disk
+    ['SQLITE_READONLY', sql`pragma query_only = 1`], // as a file or file system made read-only
+  ] satisfies [string, RawBuilder<unknown>][])('%s is the database away', async (code, refuse) => {
+    const db = await openDatabase({ kind: 'sqlite', path: join(dir, `${code}.db`) });
+    try {
+      await sql`create table filler (bytes blob)`.execute(db);
+      await refuse.execute(db);
+      const error = await sql`insert into filler values (zeroblob(100000))`.execute(db).then(
+        (): Error & { code?: string } => new Error('the insert succeeded'),
+        (error: unknown) => error as Error & { code?: string },
+      );
+      expect(error.code).toBe(code);
+      expect(isDatabaseUnavailable(error)).toBe(true);
+    } finally {
+      await db.destroy();
+    }
   });
 });
 
