@@ -1,5 +1,6 @@
 // `npm run bench`: starts the built service in its own process on a fresh database, seeds accounts,
-// drives it over loopback with autocannon, checks the targets and writes bench/results/latest.*.
+// drives it over loopback with autocannon, checks the targets and writes bench/results/latest.*
+// (latest-postgres-redis.* on PostgreSQL + Redis, latest-postgres.* on PostgreSQL alone).
 //
 //   npm run bench                         all scenarios, 10 s each (SQLite)
 //   npm run bench -- --duration 3         shorter scenarios, for a quick look
@@ -161,7 +162,13 @@ try {
       ],
       sections: findingSections(results),
     };
-    writeReport('latest', 'Account service benchmark', report, tableRows(results));
+    // One report per backend, so a PostgreSQL run leaves the SQLite figures in place.
+    const reportName = !process.env.BENCH_DATABASE_URL
+      ? 'latest'
+      : process.env.BENCH_REDIS_URL
+        ? 'latest-postgres-redis'
+        : 'latest-postgres';
+    writeReport(reportName, 'Account service benchmark', report, tableRows(results));
     if (args['cpu-prof'])
       console.log('service CPU profile: bench/results/profiles/ (written when it exits)');
     if (selected.includes('realtime')) await runRealtimeBench(realtime);
