@@ -13,29 +13,43 @@ export type AccountDeletionHook = (trx: Db, userId: string) => Promise<AfterTran
 
 export type AfterTransaction = (committed: boolean) => void;
 
-/** Deletes the account with its sessions and codes, and runs every group's hook, in ONE transaction. */
+/**
+ * What must still hold once the account is locked, or nothing is deleted (it answers false, or
+ * throws): e.g. that the password checked before is still the account's.
+ */
+export type DeletionPrecondition = (trx: Db) => Promise<boolean>;
+
+/**
+ * Deletes the account with its sessions and codes, and runs every group's hook, in ONE
+ * transaction. Answers false, having deleted nothing, when `holds` answers false.
+ */
 export async function deleteAccountRecords(
   db: Db,
   userId: string,
   hooks: readonly AccountDeletionHook[],
-): Promise<void> {
+  holds: DeletionPrecondition = async () => true,
+): Promise<boolean> {
   const pending: AfterTransaction[] = [];
   const settle = (committed: boolean) => {
     for (const then of pending.splice(0)) then(committed);
   };
+  let deleted: boolean;
   try {
-    await inTransaction(db, async (trx) => {
+    deleted = await inTransaction(db, async (trx) => {
       settle(false); // a second attempt starts over
       await lockAccount(trx, userId);
+      if (!(await holds(trx))) return false;
       for (const hook of hooks) {
         const then = await hook(trx, userId);
         if (then !== undefined) pending.push(then);
       }
       await deleteUser(trx, userId);
+      return true;
     });
   } catch (error) {
     settle(false);
     throw error;
   }
-  settle(true);
+  settle(deleted);
+  return deleted;
 }

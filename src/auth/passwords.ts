@@ -23,7 +23,7 @@ import { inTransaction } from '../db/transaction.js';
  * changed meanwhile (a login upgraded its parameters, or a concurrent change replaced it).
  * `refuse` is the answer when that write misses too, or `recheck` finds no account.
  */
-async function writeWhileHashHolds(
+export async function writeWhileHashHolds(
   user: UserRow,
   write: (user: UserRow) => Promise<boolean>,
   recheck: () => Promise<UserRow | undefined>,

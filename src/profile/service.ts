@@ -1,8 +1,14 @@
 import { publicUser, type PublicUser } from '../accounts/public-user.js';
-import { verifyCurrentPassword } from '../auth/passwords.js';
+import { verifyCurrentPassword, writeWhileHashHolds } from '../auth/passwords.js';
 import type { Caller } from '../accounts/caller.js';
 import { deleteAccountRecords } from '../accounts/deletion.js';
-import { findUserById, updateProfileFields, type ProfileChanges } from '../accounts/users.store.js';
+import { findLiveSessionAccount } from '../accounts/caller.store.js';
+import {
+  findUserById,
+  updateProfileFields,
+  type ProfileChanges,
+  type UserRow,
+} from '../accounts/users.store.js';
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import { publishAccountDeleted } from '../events/account-events.js';
@@ -42,7 +48,10 @@ export async function updateProfile(
 
 /**
  * Deletes the account with its sessions and codes, and every group's data of it (one
- * transaction); the address may register again.
+ * transaction); the address may register again. A hash takes a while, and whatever happens
+ * meanwhile wins: the transaction deletes only while the caller's session is live and the hash
+ * is the one the password was checked against (a password change or reset from another device,
+ * which ends this session, stops an intruder's deletion already under way).
  */
 export async function deleteAccount(
   ctx: ServiceContext,
@@ -50,7 +59,15 @@ export async function deleteAccount(
   password: string,
 ): Promise<void> {
   const user = await verifyCurrentPassword(ctx, caller.userId, password);
-  await deleteAccountRecords(ctx.db, user.id, ctx.accountDeletionHooks);
+  const remove = (account: UserRow) =>
+    deleteAccountRecords(ctx.db, account.id, ctx.accountDeletionHooks, async (trx) => {
+      const live = await findLiveSessionAccount(trx, caller.sessionId, ctx.clock());
+      if (live === undefined) throw Errors.unauthorized(); // the session ended meanwhile
+      return (await findUserById(trx, account.id))?.password_hash === account.password_hash;
+    });
+  // Another hash (a login upgraded its parameters) is checked again; a new password refuses this one.
+  const recheck = () => verifyCurrentPassword(ctx, caller.userId, password);
+  await writeWhileHashHolds(user, remove, recheck, Errors.incorrectPassword);
   publishAccountDeleted(ctx.events, user.id);
   await ctx.limits.clearWrongPasswords(user.id);
 }
