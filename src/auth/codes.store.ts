@@ -9,6 +9,10 @@ type Executor = Kysely<Database>;
  * asked for less than `minGapMs` before it, or after it; `ownRetry`: unless it is this very
  * request's (same time), which is replaced. One statement, so two instances' workers cannot both
  * pass the rule. Answers whether the code was stored.
+ *
+ * A retry (its send failed) replaces the code but keeps the tries taken: a code is stored before
+ * its send, so every failed send would otherwise hand a guesser five more tries at a code nobody
+ * received, several a minute while the mail server is away. Five per request, however many sends.
  */
 export async function replaceCodeIfDue(
   db: Executor,
@@ -22,7 +26,17 @@ export async function replaceCodeIfDue(
     .onConflict((oc) =>
       oc
         .columns(['user_id', 'purpose'])
-        .doUpdateSet({ code_hash, failed_attempts, expires_at, created_at })
+        .doUpdateSet((eb) => ({
+          code_hash,
+          expires_at,
+          created_at,
+          failed_attempts: eb
+            .case()
+            .when('one_time_codes.created_at', '=', created_at)
+            .then(eb.ref('one_time_codes.failed_attempts'))
+            .else(failed_attempts)
+            .end(),
+        }))
         .where((eb) =>
           eb.or([
             eb('one_time_codes.created_at', '<=', created_at - minGapMs),

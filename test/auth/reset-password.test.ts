@@ -349,3 +349,60 @@ describe.each(backends)('a reset code request across a restart ($name)', (backen
     expect(reset.statusCode).toBe(200);
   });
 });
+
+const WAIT_FOR_SEND = { timeout: 10_000, interval: 50 };
+
+describe.each(backends)('a reset code whose e-mail fails to send ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  const codeRow = (userId: string) =>
+    t.db
+      .selectFrom('one_time_codes')
+      .select(['code_hash', 'failed_attempts'])
+      .where('user_id', '=', userId)
+      .where('purpose', '=', 'reset_password')
+      .executeTakeFirst();
+
+  it('keeps its tries when a retry sends a new code: five wrong ones per request, however many sends', async () => {
+    const account = await t.register();
+    await t.codeFor(account.email);
+    await t.smtp.stop();
+    t.clock.advance(SEND_WINDOW_MS + 1_000);
+    expect((await t.post('/api/forgot-password', { email: account.email })).statusCode).toBe(200);
+    const first = await vi.waitFor(async () => {
+      const row = await codeRow(account.userId);
+      expect(row).toBeDefined();
+      return row!;
+    }, WAIT_FOR_SEND);
+    // A stored code no one received yet: an attacker's four wrong tries at it.
+    for (let i = 0; i < 4; i++) {
+      const guess = await t.post('/api/reset-password', {
+        email: account.email,
+        code: '000000',
+        new_password: NEW_PASSWORD,
+      });
+      expect(guess.statusCode).toBe(400);
+    }
+    // The failed send is retried with another code (the first one's hash is gone)...
+    const replaced = await vi.waitFor(async () => {
+      const row = await codeRow(account.userId);
+      expect(row?.code_hash).not.toBe(first.code_hash);
+      return row!;
+    }, WAIT_FOR_SEND);
+    // ...which takes over the tries left, not five new ones.
+    expect(replaced.failed_attempts).toBeGreaterThanOrEqual(4);
+    await t.smtp.listen();
+    const mail = await t.smtp.waitFor(account.email, 2, 10_000);
+    expect(mail.subject).toBe(RESET_SUBJECT);
+    const reset = await t.post('/api/reset-password', {
+      email: account.email,
+      code: mail.code,
+      new_password: NEW_PASSWORD,
+    });
+    expect(reset.statusCode).toBe(200); // the fifth try, and the right code
+  });
+});
