@@ -96,6 +96,19 @@ export async function consumeCode(db: Executor, code: CodeRow): Promise<boolean>
   return result.numDeletedRows === 1n;
 }
 
+/** Voids the account's code of `purpose`, if any (a reset code once the password changed). */
+export async function deleteCode(
+  db: Executor,
+  userId: string,
+  purpose: CodePurpose,
+): Promise<void> {
+  await db
+    .deleteFrom('one_time_codes')
+    .where('user_id', '=', userId)
+    .where('purpose', '=', purpose)
+    .execute();
+}
+
 /** Expired and burnt codes are refused anyway; this only keeps the table small. */
 export async function deleteDeadCodes(db: Executor, now: number, maxTries: number): Promise<void> {
   await db

@@ -7,6 +7,7 @@ import { checkCode, consumeCheckedCode } from './one-time-codes.js';
 import { requestCode } from './code-requests.js';
 import type { Caller } from '../accounts/caller.js';
 import { deleteSessionsOfUser } from './sessions.store.js';
+import { deleteCode } from './codes.store.js';
 import { publishSessionsEnded } from '../events/account-events.js';
 import {
   findUserByEmail,
@@ -75,6 +76,9 @@ export async function changePassword(
       if (!(await replacePasswordHash(trx, account.id, account.password_hash, newHash, now)))
         return false;
       await deleteSessionsOfUser(trx, account.id, caller.sessionId);
+      // A reset code in the mailbox would undo the change (someone who changes a password they
+      // suspect is known may not think of the code an intruder asked for).
+      await deleteCode(trx, account.id, 'reset_password');
       await ctx.outbox.enqueue(
         trx,
         passwordChangedMessage(account.email, ctx.config.publicUrl),

@@ -90,6 +90,22 @@ describe.each(backends)('POST /api/change-password ($name)', (backend) => {
       expect(ownRefresh.statusCode).toBe(200);
     });
 
+    it('a reset code asked for before the change no longer resets the password', async () => {
+      const account = await t.register();
+      await t.smtp.waitFor(account.email, 1);
+      t.clock.advance(61_000); // past the registration code's one-a-minute window
+      expect((await t.post('/api/forgot-password', { email: account.email })).statusCode).toBe(200);
+      const code = await t.codeFor(account.email, 2);
+      expect((await change(account, STRONG_PASSWORD, NEW_PASSWORD)).statusCode).toBe(200);
+      const reset = await t.post('/api/reset-password', {
+        email: account.email,
+        code,
+        new_password: 'a-third-Quiet-harbour-94',
+      });
+      expectError(reset, 400, 'invalid_code');
+      expect(await loginStatus(account.email, NEW_PASSWORD)).toBe(200);
+    });
+
     it('"a notification e-mail is sent": "Your password was changed"', async () => {
       const account = await t.register();
       await t.smtp.waitFor(account.email, 1);
