@@ -39,6 +39,8 @@ export interface PageLimits {
 
 const DEFAULT_LIMITS: PageLimits = { default: 20, max: 100 };
 const MAC_BYTES = 16;
+/** Far longer than any cursor of ours; a longer one is refused before any work. */
+const CURSOR_MAX_LENGTH = 8192;
 
 /** The `limit` and `cursor` query parameters, shared by every paged list. */
 export function pageQuery(limits: PageLimits = DEFAULT_LIMITS) {
@@ -51,8 +53,8 @@ export function pageQuery(limits: PageLimits = DEFAULT_LIMITS) {
       }),
     ),
     cursor: Type.Optional(
+      // No maxLength here: an overlong cursor is an altered one, answered `invalid_cursor`.
       Type.String({
-        maxLength: 8192,
         description: 'The `next_cursor` of the previous page, with the same other parameters.',
       }),
     ),
@@ -77,6 +79,7 @@ export function createCursorCodec(key: Buffer): CursorCodec {
       .subarray(0, MAC_BYTES);
 
   function decode(binding: Binding, cursor: string): Keyset {
+    if (cursor.length > CURSOR_MAX_LENGTH) throw Errors.invalidCursor();
     const [payload, signature, extra] = cursor.split('.');
     if (payload === undefined || signature === undefined || extra !== undefined)
       throw Errors.invalidCursor();

@@ -90,6 +90,11 @@ describe.each(backends)('the conversation list ($name)', (backend) => {
     expect(
       errorOf(await influencer.get(`/api/chat/conversations?unread_only=true&cursor=${cursor}`)),
     ).toEqual([400, 'invalid_cursor']);
+    const overlong = `${'A'.repeat(9000)}${cursor}`;
+    expect(errorOf(await influencer.get(`/api/chat/conversations?cursor=${overlong}`))).toEqual([
+      400,
+      'invalid_cursor',
+    ]);
     // Another account cannot use it either.
     const other = new ChatClient(t, await t.register());
     expect(errorOf(await other.get(`/api/chat/conversations?cursor=${cursor}`))).toEqual([

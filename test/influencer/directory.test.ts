@@ -346,6 +346,7 @@ describe.each(backends)('directory order and cursors ($name)', (backend) => {
         `${payload}.`,
         payload,
         `${forgedPayload}.${mac}`,
+        `${'A'.repeat(9000)}${payload}.${mac}`, // overlong: refused as altered, not as a bad field
         'not-a-cursor',
         '',
         '...',
