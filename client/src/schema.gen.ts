@@ -1709,7 +1709,7 @@ export interface operations {
           name?: string | null;
           /** @description At most 500 characters. */
           bio?: string | null;
-          /** @description An https URL of at most 2048 characters, without user name or password. */
+          /** @description An https URL (`https://` followed by a host) of at most 2048 characters, without user name, password, spaces or backslashes. */
           avatar_url?: string | null;
         };
       };
@@ -1909,12 +1909,12 @@ export interface operations {
           )[];
           /** @description At most 500 characters; line breaks allowed, other control characters not. */
           bio?: string | null;
-          /** @description An https URL of at most 2048 characters, without user name or password. */
+          /** @description An https URL (`https://` followed by a host) of at most 2048 characters, without user name, password, spaces or backslashes. */
           avatar_url?: string | null;
           links?: {
             /** @description 1–30 characters after trimming and NFC, as a display name. */
             label: string;
-            /** @description An https URL of at most 2048 characters, without user name or password. */
+            /** @description An https URL (`https://` followed by a host) of at most 2048 characters, without user name, password, spaces or backslashes. */
             url: string;
           }[];
           /**
@@ -2181,12 +2181,12 @@ export interface operations {
           )[];
           /** @description At most 500 characters; line breaks allowed, other control characters not. */
           bio?: string | null;
-          /** @description An https URL of at most 2048 characters, without user name or password. */
+          /** @description An https URL (`https://` followed by a host) of at most 2048 characters, without user name, password, spaces or backslashes. */
           avatar_url?: string | null;
           links?: {
             /** @description 1–30 characters after trimming and NFC, as a display name. */
             label: string;
-            /** @description An https URL of at most 2048 characters, without user name or password. */
+            /** @description An https URL (`https://` followed by a host) of at most 2048 characters, without user name, password, spaces or backslashes. */
             url: string;
           }[];
           /**

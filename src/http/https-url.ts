@@ -10,7 +10,7 @@ export const URL_MAX = 2048;
 
 export const HttpsUrl = Type.String({
   maxLength: URL_MAX,
-  description: `An https URL of at most ${URL_MAX} characters, without user name or password.`,
+  description: `An https URL (\`https://\` followed by a host) of at most ${URL_MAX} characters, without user name, password, spaces or backslashes.`,
 });
 
 /**
@@ -27,8 +27,16 @@ export function parseHttpsUrl(raw: string, field: string): string {
   } catch {
     return invalid(field, 'must be an https URL');
   }
-  // The parser forgives spaces and control characters (it strips or encodes them): we do not.
-  if (url.protocol !== 'https:' || url.hostname === '' || /[\s\p{Cc}]/u.test(raw))
+  // The URL is stored and shown as given, so it must mean the same to every reader, not only to a
+  // browser's parser, which forgives spaces and control characters (it strips or encodes them), a
+  // missing `//` (`https:evil.test`) and `\` for `/` (`https://good.test\@evil.test/`, whose
+  // host other parsers read as evil.test): we do not.
+  if (
+    url.protocol !== 'https:' ||
+    url.hostname === '' ||
+    !/^https:\/\//i.test(raw) ||
+    /[\s\p{Cc}\\]/u.test(raw)
+  )
     invalid(field, 'must be an https URL');
   if (url.username !== '' || url.password !== '')
     invalid(field, 'must not contain a user name or password');

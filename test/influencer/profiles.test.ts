@@ -241,6 +241,8 @@ describe.each(backends)('influencer profiles ($name)', (backend) => {
         'https://user:secret@cdn.example.test/a.png',
         'https://cdn.example.test/a b.png',
         'https://cdn.example.test/a\u0000.png',
+        'https:cdn.example.test/a.png',
+        'https://good.test\\@evil.test/a.png',
         `https://cdn.example.test/${'a'.repeat(2030)}`,
       ]) {
         expectInvalid(await create(account, valid({ avatar_url })), 'avatar_url');

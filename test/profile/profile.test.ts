@@ -148,6 +148,10 @@ describe.each(backends)('profile ($name)', (backend) => {
         'ftp://example.test/a.png',
         'data:image/png;base64,AAAA',
         'https://',
+        'https:example.test/a.png', // no "//": other parsers see no host
+        'https:/example.test/a.png',
+        'https://good.test\\@evil.test/a.png', // a backslash is a "/" to browsers only
+        'https://example.test\\a.png',
       ]) {
         expectValidationFailed(await patch(account, { avatar_url }), 'avatar_url');
       }
