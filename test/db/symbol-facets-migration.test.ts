@@ -44,7 +44,8 @@ describe.each(backends)('migration 007: symbol facets of existing profiles ($nam
     await t.db.deleteFrom('influencer_facets').where('facet', 'like', 's:%').execute();
     expect(await symbolRows()).toEqual([]);
 
-    await up(t.db as Kysely<unknown>);
+    // As the Migrator runs it on PostgreSQL: in a transaction (it locks the profiles for its span).
+    await t.db.transaction().execute((trx) => up(trx as unknown as Kysely<unknown>));
 
     const key = (row: { influencer_id: string; facet: string }) =>
       `${row.influencer_id} ${row.facet}`;

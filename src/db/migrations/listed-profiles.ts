@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../dialect.js';
 import type { facetRows } from '../../influencer/profiles.store.js';
 
 export interface ListedProfile {
@@ -18,9 +19,19 @@ export type FacetTables = Kysely<{
 /** Profiles read per round, and facet rows per INSERT (well under either database's limit). */
 export const BATCH = 500;
 
-/** Every influencer profile, in rounds of BATCH by id, with what its facet rows copy. */
+/**
+ * Every influencer profile, in rounds of BATCH by id, with what its facet rows copy.
+ *
+ * On PostgreSQL the profiles are locked against writes (SHARE) until the migration's transaction
+ * ends: an instance of the former build serving meanwhile would otherwise add a follow to the
+ * facet rows it sees, not to those the migration is inserting with the count it read, and the
+ * copies would stay off for good (the directory sorts by the copy, its cursor carries the
+ * profile's count: paging would repeat a profile forever). Its writes wait instead; every one of
+ * them writes the profile before its facets, so none holds a facet row the migration waits for.
+ */
 export async function* listedProfiles(untyped: Kysely<unknown>): AsyncGenerator<ListedProfile[]> {
   const db = untyped as FacetTables;
+  if (isPostgres(db)) await sql`lock table influencer_profiles in share mode`.execute(db);
   for (let after = ''; ;) {
     const profiles = await db
       .selectFrom('influencer_profiles')

@@ -1,0 +1,107 @@
+import type {
+  Kysely,
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { up as symbolFacets } from '../../src/db/migrations/007_symbol_facets.js';
+import { up as prefixesAfterSpaces } from '../../src/db/migrations/011_prefixes_after_spaces.js';
+import { backends } from '../helpers/backends.js';
+import { TestApp } from '../helpers/test-app.js';
+import { confirmedAccount, creator } from '../influencer/support.js';
+
+/**
+ * The migrations that add facet rows to existing profiles copy each profile's followers_count
+ * into them. On PostgreSQL an instance of the former build may serve while they run (a rolling
+ * deploy): a follow it commits meanwhile must reach the copies the migration adds, or they stay
+ * off for good and paging the directory by the copy never ends. (SQLite runs one write
+ * transaction at a time: a follow cannot commit inside a migration.)
+ */
+const postgres = backends.find((backend) => backend.name.startsWith('postgres'));
+
+/** Runs `meanwhile` once, right after the migration's first query answered. */
+class AfterFirstQuery implements KyselyPlugin {
+  private done = false;
+  constructor(private readonly meanwhile: () => Promise<void>) {}
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    if (!this.done) {
+      this.done = true;
+      await this.meanwhile();
+    }
+    return args.result;
+  }
+}
+
+const migrations = [
+  { name: '007 symbol facets', up: symbolFacets, added: ['s:#'] },
+  { name: '011 prefixes after spaces', up: prefixesAfterSpaces, added: ['p:#', 'p:#d'] },
+];
+
+describe.skipIf(postgres === undefined)('facet migrations racing a follow (postgres)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(postgres!);
+  });
+  afterAll(() => t.close());
+
+  it.each(migrations)(
+    '$name: the added rows count the follow; the directory pages to its end',
+    async ({ up, added }) => {
+      const followed = await creator(t, { display_name: `Cats & #dogs ${added.length}` });
+      const other = await creator(t, { display_name: `More #dolls ${added.length}` });
+      const ids = [followed.id, other.id];
+      // As before the migration: the profiles lack the rows it adds.
+      await t.db
+        .deleteFrom('influencer_facets')
+        .where('influencer_id', 'in', ids)
+        .where('facet', 'in', added)
+        .execute();
+      const fan = await confirmedAccount(t);
+      let follow: Promise<number> | undefined;
+      await t.db.transaction().execute(async (trx) => {
+        const watched = trx.withPlugin(
+          new AfterFirstQuery(async () => {
+            follow = t
+              .call('PUT', `/api/influencers/${followed.id}/follow`, { token: fan.accessToken })
+              .then((response) => response.statusCode);
+            // Long enough for the follow to commit, unless the migration keeps it waiting.
+            await Promise.race([follow, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+          }),
+        );
+        await up(watched as unknown as Kysely<unknown>);
+      });
+      expect(await follow).toBe(200);
+
+      const copies = await t.db
+        .selectFrom('influencer_facets')
+        .select(['facet', 'followers_count'])
+        .where('influencer_id', '=', followed.id)
+        .execute();
+      expect(copies.filter((row) => row.followers_count !== 1)).toEqual([]);
+      const facet = added.at(-1)!.slice(2);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 4 && (page === 0 || cursor !== null); page++) {
+        const query: URLSearchParams = new URLSearchParams({
+          q: facet,
+          limit: '1',
+          ...(cursor && { cursor }),
+        });
+        const body: { influencers: { id: string }[]; next_cursor: string | null } = (
+          await t.call('GET', `/api/influencers?${query}`)
+        ).json();
+        seen.push(...body.influencers.map((influencer) => influencer.id));
+        cursor = body.next_cursor;
+      }
+      expect(seen.filter((id) => ids.includes(id)).sort()).toEqual([...ids].sort());
+      expect(new Set(seen).size).toBe(seen.length);
+    },
+  );
+});
