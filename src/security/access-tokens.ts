@@ -48,16 +48,30 @@ export async function createAccessTokens({
 }: Options): Promise<AccessTokens> {
   let keys = await loadSigningKeys(db, box, clock());
   let lastReload = clock();
-  const reloadIfOlderThan = async (ms: number) => {
-    if (clock() - lastReload <= ms) return;
+  /**
+   * Re-reads the keys once they are older than `ms`. A periodic re-read that fails keeps the keys
+   * held (they sign and verify as they did a minute ago): a refresh has already rotated its
+   * session when it signs, and failing it then would cost the client its new refresh token, and
+   * after the grace window the session. Only a re-read for a key not held (`needed`) must succeed.
+   */
+  const reloadIfOlderThan = async (ms: number, needed = false) => {
+    const previous = lastReload;
+    if (clock() - previous <= ms) return;
     lastReload = clock();
-    keys = await loadSigningKeys(db, box, clock());
+    try {
+      keys = await loadSigningKeys(db, box, clock());
+    } catch (error) {
+      if (!needed) return;
+      lastReload = previous; // the next token of an unknown key tries again, not answers 401
+      throw error;
+    }
   };
 
   const verifiedTokens = new VerifiedTokenCache();
   const findKey = (kid: string | undefined) => keys.find((k) => k.kid === kid);
   const getKey: JWTVerifyGetKey = async (header) => {
-    await reloadIfOlderThan(findKey(header.kid) ? KEY_RELOAD_INTERVAL_MS : UNKNOWN_KID_RELOAD_MS);
+    const held = findKey(header.kid) !== undefined;
+    await reloadIfOlderThan(held ? KEY_RELOAD_INTERVAL_MS : UNKNOWN_KID_RELOAD_MS, !held);
     const key = findKey(header.kid);
     // Each key verifies only the algorithm it was made for: `alg` is pinned per key.
     if (key === undefined || key.algorithm !== header.alg) throw new errors.JWKSNoMatchingKey();

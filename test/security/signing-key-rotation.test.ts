@@ -1,4 +1,5 @@
 import { decodeProtectedHeader } from 'jose';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../src/security/secret-box.js';
 import { deriveServerKeys } from '../../src/security/server-keys.js';
@@ -91,3 +92,34 @@ describe.each(backends)('a retired signing key ($name)', (backend) => {
 function box() {
   return createSecretBox(deriveServerKeys(APP_SECRET).secretBox);
 }
+
+describe.each(backends)('signing keys that cannot be re-read ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend, { env: { APP_SECRET } });
+  });
+  afterAll(() => t.close());
+
+  const hideKeys = () => sql`alter table signing_keys rename to signing_keys_away`.execute(t.db);
+  const showKeys = () => sql`alter table signing_keys_away rename to signing_keys`.execute(t.db);
+
+  it('a refresh that rotated its session still gets its tokens, signed with the keys held', async () => {
+    const account = await t.register();
+    t.clock.advance(MINUTE + 1_000); // the next use of the keys re-reads them
+    await hideKeys();
+    try {
+      const refreshed = await t.post('/api/refresh-token', { refresh_token: account.refreshToken });
+      expect(refreshed.statusCode, refreshed.body).toBe(200);
+      const { access_token, refresh_token } = refreshed.json();
+      const kidOf = (token: string) => decodeProtectedHeader(token).kid;
+      expect(kidOf(access_token)).toBe(kidOf(account.accessToken));
+      expect((await t.call('GET', '/api/profile', { token: access_token })).statusCode).toBe(200);
+      // The rotation it answered is the session's: the token it gave rotates again.
+      await showKeys();
+      const again = await t.post('/api/refresh-token', { refresh_token });
+      expect(again.statusCode).toBe(200);
+    } finally {
+      await showKeys().catch(() => undefined);
+    }
+  });
+});
