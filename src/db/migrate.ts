@@ -12,6 +12,7 @@ import * as normalizedEmailLength from './migrations/008_normalized_email_length
 import * as outboxPendingIndex from './migrations/009_outbox_pending_index.js';
 import * as composedEmails from './migrations/010_composed_emails.js';
 import * as prefixesAfterSpaces from './migrations/011_prefixes_after_spaces.js';
+import * as prefixesAfterApostrophes from './migrations/012_prefixes_after_apostrophes.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '009_outbox_pending_index': outboxPendingIndex,
   '010_composed_emails': composedEmails,
   '011_prefixes_after_spaces': prefixesAfterSpaces,
+  '012_prefixes_after_apostrophes': prefixesAfterApostrophes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -32,13 +32,23 @@ export const PREFIX_QUERY_MAX = 2;
 const words = new Intl.Segmenter('und', { granularity: 'word' });
 
 /**
+ * Inside a word of UAX #29, a letter after one of these starts a word to the person reading it
+ * (`l’école`, `o'neil`, `ada.lovelace`, `foo:bar`, `mary·jane`), though UAX #29 joins them (its
+ * MidLetter and MidNumLet). `_` (and a digit after `.`: `3.14`) still joins.
+ */
+const JOINED_WORD = /['’.:·](?=\p{L})/gu;
+
+/**
  * Where the words of `folded` start: Unicode word boundaries (UAX #29, dictionary-based for CJK),
- * and every start after white space, where UAX #29 sees no word (`#music`, `@ada`, `🔥`): to the
- * person typing them, those are words of the name too.
+ * every letter after an apostrophe, period, colon or middle dot (JOINED_WORD), and every start
+ * after white space, where UAX #29 sees no word (`#music`, `@ada`, `🔥`): to the person typing
+ * them, those are words of the name too.
  */
 function wordStarts(folded: string): number[] {
   const starts = [0];
-  for (const { index, isWordLike } of words.segment(folded)) {
+  for (const { index, segment, isWordLike } of words.segment(folded)) {
+    if (isWordLike)
+      for (const joined of segment.matchAll(JOINED_WORD)) starts.push(index + joined.index + 1);
     if (index === 0 || /\s/u.test(folded[index] ?? '')) continue;
     if (isWordLike || /\s/u.test(folded[index - 1] ?? '')) starts.push(index);
   }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { up } from '../../src/db/migrations/011_prefixes_after_spaces.js';
+import { up as upTo012 } from '../../src/db/migrations/012_prefixes_after_apostrophes.js';
 import { backends } from '../helpers/backends.js';
 import { randomIp, TestApp, uniqueEmail } from '../helpers/test-app.js';
 import { confirmedAccount, creator, expectError, expectInvalid, type Creator } from './support.js';
@@ -470,48 +471,90 @@ describe.each(backends)('directory after changes ($name)', (backend) => {
   });
 });
 
-describe.each(backends)('directory words after spaces, and migration 011 ($name)', (backend) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await TestApp.start(backend);
-  });
-  afterAll(() => t.close());
+describe.each(backends)(
+  'directory words after spaces and joiners, migrations 011 and 012 ($name)',
+  (backend) => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await TestApp.start(backend);
+    });
+    afterAll(() => t.close());
 
-  const ids = async (q: string) => {
-    const response = await t.call('GET', listUrl({ q, limit: '100' }));
-    expect(response.statusCode, response.body).toBe(200);
-    return response.json().influencers.map((i: { id: string }) => i.id);
-  };
+    const ids = async (q: string) => {
+      const response = await t.call('GET', listUrl({ q, limit: '100' }));
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json().influencers.map((i: { id: string }) => i.id);
+    };
 
-  it('1–2 characters find a word that starts with #, @ or an emoji after a space', async () => {
-    const tagged = await creator(t, { display_name: 'I love #music' });
-    const mention = await creator(t, { display_name: 'Follow @ada' });
-    const fire = await creator(t, { display_name: 'Hot 🔥 Takes' });
-    expect(await ids('#m')).toEqual([tagged.id]);
-    expect(await ids('@a')).toEqual([mention.id]);
-    expect(await ids('🔥')).toEqual([fire.id]);
-  });
+    it('1–2 characters find a word that starts with #, @ or an emoji after a space', async () => {
+      const tagged = await creator(t, { display_name: 'I love #music' });
+      const mention = await creator(t, { display_name: 'Follow @ada' });
+      const fire = await creator(t, { display_name: 'Hot 🔥 Takes' });
+      expect(await ids('#m')).toEqual([tagged.id]);
+      expect(await ids('@a')).toEqual([mention.id]);
+      expect(await ids('🔥')).toEqual([fire.id]);
+    });
 
-  it('011 lists existing profiles under the prefixes they lack, as the service lists new ones', async () => {
-    const made = await creator(t, { display_name: 'Cats & #dogs' });
-    const prefixes = () =>
-      t.db
-        .selectFrom('influencer_facets')
-        .select('facet')
+    it('1–2 characters find a word joined to the one before by an apostrophe, period, colon or middle dot', async () => {
+      const ecole = await creator(t, { display_name: 'L’École Normale' });
+      const oneil = await creator(t, { display_name: "Shaq O'Neil" });
+      const ada = await creator(t, { display_name: 'Ada.Quokka' });
+      const jane = await creator(t, { display_name: 'Mary·Jane: Notes' });
+      const pi = await creator(t, { display_name: 'Pi 3.14159 Club' });
+      expect(await ids('ec')).toEqual([ecole.id]);
+      expect(await ids('ÉC')).toEqual([ecole.id]);
+      expect(await ids('ne')).toEqual(expect.arrayContaining([oneil.id]));
+      expect(await ids('qu')).toEqual([ada.id]);
+      expect(await ids('ja')).toEqual([jane.id]);
+      expect(await ids('14')).not.toContain(pi.id); // a digit after "." does not start a word
+    });
+
+    it('012 lists existing profiles under the prefixes they lack, as the service lists new ones', async () => {
+      const made = await creator(t, { display_name: 'Café d’Orsay' });
+      const prefixes = () =>
+        t.db
+          .selectFrom('influencer_facets')
+          .select('facet')
+          .where('influencer_id', '=', made.id)
+          .where('facet', 'like', 'p:%')
+          .orderBy('facet')
+          .execute();
+      const written = await prefixes();
+      expect(written.map((row) => row.facet)).toEqual(expect.arrayContaining(['p:o', 'p:or']));
+      await t.db
+        .deleteFrom('influencer_facets')
         .where('influencer_id', '=', made.id)
-        .where('facet', 'like', 'p:%')
-        .orderBy('facet')
+        .where('facet', 'in', ['p:o', 'p:or'])
         .execute();
-    const written = await prefixes();
-    expect(written.map((row) => row.facet)).toEqual(expect.arrayContaining(['p:#', 'p:#d', 'p:&']));
-    await t.db
-      .deleteFrom('influencer_facets')
-      .where('influencer_id', '=', made.id)
-      .where('facet', 'in', ['p:#', 'p:#d', 'p:&'])
-      .execute();
-    // In a transaction, as the Migrator runs it on PostgreSQL (it locks the profiles for its span).
-    await t.db.transaction().execute((trx) => up(trx as unknown as Kysely<unknown>));
-    expect(await prefixes()).toEqual(written);
-    expect(await ids('#d')).toEqual([made.id]);
-  });
-});
+      expect(await ids('or')).toEqual([]);
+      await t.db.transaction().execute((trx) => upTo012(trx as unknown as Kysely<unknown>));
+      expect(await prefixes()).toEqual(written);
+      expect(await ids('or')).toEqual([made.id]);
+    });
+
+    it('011 lists existing profiles under the prefixes they lack, as the service lists new ones', async () => {
+      const made = await creator(t, { display_name: 'Cats & #dogs' });
+      const prefixes = () =>
+        t.db
+          .selectFrom('influencer_facets')
+          .select('facet')
+          .where('influencer_id', '=', made.id)
+          .where('facet', 'like', 'p:%')
+          .orderBy('facet')
+          .execute();
+      const written = await prefixes();
+      expect(written.map((row) => row.facet)).toEqual(
+        expect.arrayContaining(['p:#', 'p:#d', 'p:&']),
+      );
+      await t.db
+        .deleteFrom('influencer_facets')
+        .where('influencer_id', '=', made.id)
+        .where('facet', 'in', ['p:#', 'p:#d', 'p:&'])
+        .execute();
+      // In a transaction, as the Migrator runs it on PostgreSQL (it locks the profiles for its span).
+      await t.db.transaction().execute((trx) => up(trx as unknown as Kysely<unknown>));
+      expect(await prefixes()).toEqual(written);
+      expect(await ids('#d')).toEqual([made.id]);
+    });
+  },
+);

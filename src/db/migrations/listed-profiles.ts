@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres } from '../dialect.js';
-import type { facetRows } from '../../influencer/profiles.store.js';
+import { facetRows } from '../../influencer/profiles.store.js';
+import { prefixFacet, prefixTokens } from '../../influencer/search-text.js';
 
 export interface ListedProfile {
   id: string;
@@ -63,4 +64,35 @@ export async function insertFacetRows(
       .values(rows.slice(i, i + BATCH))
       .onConflict((conflict) => conflict.doNothing())
       .execute();
+}
+
+/**
+ * Lists every existing profile under the prefix facets today's rule (search-text.ts
+ * `prefixTokens`) gives it and it lacks: for a migration that widens the rule. Facets the rule no
+ * longer gives stay until the profile is written again.
+ */
+export async function addMissingPrefixFacets(untyped: Kysely<unknown>): Promise<void> {
+  const db = untyped as FacetTables;
+  for await (const profiles of listedProfiles(untyped)) {
+    const listed = await db
+      .selectFrom('influencer_facets')
+      .select(['influencer_id', 'facet'])
+      .where(
+        'influencer_id',
+        'in',
+        profiles.map((profile) => profile.id),
+      )
+      .where('facet', 'like', 'p:%')
+      .execute();
+    const has = new Set(listed.map((row) => `${row.influencer_id} ${row.facet}`));
+    const rows = profiles.flatMap((profile) =>
+      facetRows(
+        profile,
+        prefixTokens(profile.handle, profile.search_name)
+          .map(prefixFacet)
+          .filter((facet) => !has.has(`${profile.id} ${facet}`)),
+      ),
+    );
+    await insertFacetRows(untyped, rows);
+  }
 }
