@@ -266,6 +266,10 @@ export class MailDelivery {
   }
 
   /** A permanent refusal marks the message failed; anything else is retried with backoff. */
+  /**
+   * Records a failed send, unless another instance claimed the message meanwhile (this one's claim
+   * ran out: a stall): clearing that claim would let a third instance send it while it does.
+   */
   private async recordFailure(message: QueuedMessage, error: unknown) {
     const { db, log, clock, timing } = this.options;
     const reason = error instanceof Error ? error.message.slice(0, 500) : 'unknown error';
@@ -275,6 +279,7 @@ export class MailDelivery {
         .updateTable('mail_outbox')
         .set({ failed_at: now, last_error: reason, locked_until: null })
         .where('id', '=', message.id)
+        .where('attempts', '=', message.attempts)
         .execute();
       log.error(
         { mailId: message.id, reason },
@@ -287,6 +292,7 @@ export class MailDelivery {
       .updateTable('mail_outbox')
       .set({ next_attempt_at: now + delay, last_error: reason, locked_until: null })
       .where('id', '=', message.id)
+      .where('attempts', '=', message.attempts)
       .execute();
     log.warn(
       { mailId: message.id, attempts: message.attempts, retryInMs: delay, reason },

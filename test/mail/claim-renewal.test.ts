@@ -101,4 +101,36 @@ describe.each(backends)('a mail claim held through a slow send ($name)', (backen
     await Promise.all([slow.stop(), other.stop()]);
     expect([slowSends.length, otherSends.length]).toEqual([1, 0]);
   });
+
+  it('a send that fails after another instance took the message over leaves that claim alone', async () => {
+    now = t.clock.now() + DAY;
+    const id = await queueMail(t.db, {
+      recipient: `${randomUUID()}@example.com`,
+      subject: 'Hello',
+      sealed_body: box.seal('text'),
+      created_at: t.clock.now(),
+      next_attempt_at: t.clock.now() + DAY / 2,
+    });
+    let failSend!: (error: Error) => void;
+    const stalled = worker({
+      send: () => new Promise<void>((_resolve, reject) => (failSend = reject)),
+      close: () => undefined,
+    });
+    stalled.start();
+    await vi.waitFor(() => expect(failSend).toBeDefined(), { timeout: 5_000, interval: 10 });
+    // This instance stalled past its claim; another claimed the message (as its claim does).
+    const takenOver = { attempts: 2, locked_until: now + DAY };
+    await t.db.updateTable('mail_outbox').set(takenOver).where('id', '=', id).execute();
+    failSend(new Error('connection reset'));
+    await stalled.stop();
+    const row = await t.db
+      .selectFrom('mail_outbox')
+      .select(['attempts', 'locked_until', 'last_error'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect({ ...row, locked_until: Number(row.locked_until) }).toEqual({
+      ...takenOver,
+      last_error: null,
+    });
+  });
 });
