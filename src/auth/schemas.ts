@@ -141,6 +141,7 @@ export const changePasswordSchema = {
     Errors.weakPassword,
     Errors.samePassword,
     Errors.tooManyAttempts,
+    Errors.rateLimited,
   ),
 };
 

@@ -50,5 +50,6 @@ export const deleteProfileSchema = {
     { 200: MessageBody('Account deleted') },
     Errors.incorrectPassword,
     Errors.tooManyAttempts,
+    Errors.rateLimited,
   ),
 };

@@ -225,6 +225,24 @@ describe.each(backends)('POST /api/change-password ($name)', (backend) => {
     });
   });
 
+  it('an 11th check of the current password within a minute, right ones included, is 429 rate_limited (deletion shares the budget)', async () => {
+    const account = await t.register();
+    // The right password each time, a new one the policy refuses: each check costs a hash.
+    for (let i = 0; i < 9; i++)
+      expectWeakNewPassword(await change(account, STRONG_PASSWORD, 'password'));
+    const wrongDeletion = await t.call('DELETE', '/api/profile', {
+      token: account.accessToken,
+      body: { password: 'not-the-Password-42' },
+    });
+    expectError(wrongDeletion, 400, 'incorrect_password');
+    const refused = await change(account, STRONG_PASSWORD, NEW_PASSWORD);
+    expectError(refused, 429, 'rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    t.clock.advance(61_000);
+    expect((await change(account, STRONG_PASSWORD, NEW_PASSWORD)).statusCode).toBe(200);
+  });
+
   it('"two concurrent changes of the same password succeed at most once"', async () => {
     const account = await t.register();
     const candidates = ['first-Quiet-harbour-93', 'second-Loud-meadow-57'];
