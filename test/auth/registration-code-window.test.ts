@@ -1,10 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type * as UsersStore from '../../src/accounts/users.store.js';
 import { backends } from '../helpers/backends.js';
 import { randomIp, STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test-app.js';
 
 // 61 registrations (a password hash each) and their e-mails, then a wait of up to 30 s for the
 // outbox: 22 s on SQLite and over 30 s on PostgreSQL on a busy 2-core machine.
 vi.setConfig({ testTimeout: 120_000 });
+
+/** A gate in the registration's transaction, armed by one test: held while the account is written. */
+const gate = vi.hoisted(() => ({
+  next: undefined as { entered(): void; until: Promise<void> } | undefined,
+}));
+
+vi.mock('../../src/accounts/users.store.js', async (importOriginal) => {
+  const original = await importOriginal<typeof UsersStore>();
+  return {
+    ...original,
+    insertUser: async (...args: Parameters<typeof original.insertUser>) => {
+      const held = gate.next;
+      gate.next = undefined;
+      if (held !== undefined) {
+        held.entered();
+        await held.until;
+      }
+      return original.insertUser(...args);
+    },
+  };
+});
 
 /**
  * API.md: the registration e-mail counts as a confirmation send and starts the 60 s window. A
@@ -39,5 +61,23 @@ describe.each(backends)('the registration e-mail starts the 60 s window ($name)'
       { timeout: 30_000, interval: 50 },
     );
     expect(sentToo.filter((email) => t.smtp.mailsTo(email).length > 1)).toEqual([]);
+  });
+
+  it('a send-confirmation-code while the account is being written answers 429 too_many_requests', async () => {
+    const email = uniqueEmail('held');
+    let entered!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    gate.next = { entered, until: new Promise<void>((resolve) => (release = resolve)) };
+    const registering = t.post('/api/register', { email, password: STRONG_PASSWORD });
+    await reached;
+    const sending = t.post('/api/send-confirmation-code', { email }, { ip: randomIp() });
+    // Answered at once when the window is started; a send let through would wait on the database
+    // (SQLite: behind the registration's transaction), so it is released after a while.
+    await Promise.race([sending, new Promise((resolve) => setTimeout(resolve, 500))]);
+    release();
+    const [registered, sent] = await Promise.all([registering, sending]);
+    expect(registered.statusCode).toBe(201);
+    expect([sent.statusCode, sent.json().error]).toEqual([429, 'too_many_requests']);
   });
 });
