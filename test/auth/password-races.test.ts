@@ -1,9 +1,38 @@
 import { hash } from '@node-rs/argon2';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type * as Hashing from '../../src/security/password-hashing.js';
 import { backends } from '../helpers/backends.js';
 import { randomIp, STRONG_PASSWORD, TestApp, type Account } from '../helpers/test-app.js';
 
 const NEW_PASSWORD = 'another-Quiet-harbour-93';
+
+/** A gate right after a password verification, armed by one test: the hash's race window. */
+const gate = vi.hoisted(() => ({
+  next: undefined as { entered(): void; until: Promise<void> } | undefined,
+}));
+
+vi.mock('../../src/security/password-hashing.js', async (importOriginal) => {
+  const original = await importOriginal<typeof Hashing>();
+  return {
+    ...original,
+    createPasswordHasher: async (...args: Parameters<typeof original.createPasswordHasher>) => {
+      const hasher = await original.createPasswordHasher(...args);
+      return {
+        ...hasher,
+        verify: async (storedHash: string, password: string) => {
+          const verified = await hasher.verify(storedHash, password);
+          const held = gate.next;
+          gate.next = undefined;
+          if (held !== undefined) {
+            held.entered();
+            await held.until;
+          }
+          return verified;
+        },
+      };
+    },
+  };
+});
 
 /**
  * A login checks the password it read, then starts its session: whatever changed the password (or
@@ -34,6 +63,27 @@ describe.each(backends)('logins racing password changes and deletions ($name)', 
         200;
     return { changed, loggedIn, survives };
   }
+
+  it('a login that checked the old password while the password changed answers 401, starts no session', async () => {
+    const account = await t.register();
+    let entered!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    gate.next = { entered, until: new Promise<void>((resolve) => (release = resolve)) };
+    const loggingIn = login(account);
+    await reached; // its password checked, nothing read or written since
+    const changed = await t.post(
+      '/api/change-password',
+      { password: STRONG_PASSWORD, new_password: NEW_PASSWORD },
+      { token: account.accessToken },
+    );
+    expect(changed.statusCode).toBe(200);
+    release();
+    const loggedIn = await loggingIn;
+    expect([loggedIn.statusCode, loggedIn.json().error]).toEqual([401, 'invalid_credentials']);
+    const sessions = await t.call('GET', '/api/sessions', { token: account.accessToken });
+    expect(sessions.json().sessions).toHaveLength(1); // the changing one alone
+  });
 
   it('no session signed in with the old password outlives a password change', async () => {
     const survivors: number[] = [];
