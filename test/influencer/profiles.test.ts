@@ -312,7 +312,8 @@ describe.each(backends)('influencer profiles ($name)', (backend) => {
   });
 
   // A chaos check on both databases (the race lands only some of the time); the deterministic
-  // case, with the deletion held at its lock, is in test/accounts/deletion-races.test.ts.
+  // cases are test/influencer/profile-deletion-race.test.ts (the create held before its insert,
+  // both databases) and test/accounts/deletion-races.test.ts (the deletion held at its lock).
   describe('an account deleted while it creates its profile', () => {
     it('gets 401 (or its 201 before the deletion), never a 500; no profile outlives it', async () => {
       const answers: number[] = [];
