@@ -25,6 +25,8 @@ const signedIn = (name: string, user = name) => ({
 });
 
 const NOW = 1_000_000;
+/** Ada's token after a renewal: the same user and session, another token (a later `iat`, say). */
+const RENEWED_ADA = accessToken('ada').replace(/sig$/, 'renewed');
 
 /**
  * A store over an asynchronous storage (React Native's secure storage): each operation takes 5 ms,
@@ -73,7 +75,13 @@ function nearExpiry(makeStore: (tokens: Tokens) => TokenStore = memoryTokenStore
     onSignedOut: () => (signedOut += 1),
   });
   const renewed = () =>
-    answer(json(200, { ...signedIn('ada2', 'ada'), message: 'Token refreshed' }));
+    answer(
+      json(200, {
+        ...signedIn('ada2', 'ada'),
+        access_token: RENEWED_ADA,
+        message: 'Token refreshed',
+      }),
+    );
   return { api, calls, renewed, signedOut: () => signedOut };
 }
 
@@ -114,7 +122,7 @@ describe('a refresh under way', () => {
     await flush();
     renewed();
     await call;
-    expect(calls.at(-1)).toBe(`/api/profile Bearer ${accessToken('ada')}`);
+    expect(calls.at(-1)).toBe(`/api/profile Bearer ${RENEWED_ADA}`);
   });
 });
 
@@ -185,7 +193,13 @@ describe('a call refused 401 while another user signs in', () => {
       .catch((error: unknown) => error);
     await flush(); // refused, and the refresh sent
     await api.login({ email: 'bob@example.test', password: 'a-Quiet-harbour-93' });
-    answer(json(200, { ...signedIn('ada2', 'ada'), message: 'Token refreshed' }));
+    answer(
+      json(200, {
+        ...signedIn('ada2', 'ada'),
+        access_token: RENEWED_ADA,
+        message: 'Token refreshed',
+      }),
+    );
     expect(await call).toMatchObject({ status: 401 });
     expect(calls.filter((made) => made.startsWith('PATCH'))).toEqual([
       `PATCH /api/profile Bearer ${accessToken('ada')}`,
