@@ -10,8 +10,9 @@ import type {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { up as symbolFacets } from '../../src/db/migrations/007_symbol_facets.js';
 import { up as prefixesAfterSpaces } from '../../src/db/migrations/011_prefixes_after_spaces.js';
+import { up as prefixesAfterApostrophes } from '../../src/db/migrations/012_prefixes_after_apostrophes.js';
 import { backends } from '../helpers/backends.js';
-import { TestApp } from '../helpers/test-app.js';
+import { STRONG_PASSWORD, TestApp } from '../helpers/test-app.js';
 import { confirmedAccount, creator } from '../influencer/support.js';
 
 /**
@@ -40,9 +41,46 @@ class AfterFirstQuery implements KyselyPlugin {
 }
 
 const migrations = [
-  { name: '007 symbol facets', up: symbolFacets, added: ['s:#'] },
-  { name: '011 prefixes after spaces', up: prefixesAfterSpaces, added: ['p:#', 'p:#d'] },
+  {
+    name: '007 symbol facets',
+    up: symbolFacets,
+    added: ['s:#'],
+    names: ['Cats & #dogs', 'More #dolls'],
+  },
+  {
+    name: '011 prefixes after spaces',
+    up: prefixesAfterSpaces,
+    added: ['p:#', 'p:#d'],
+    names: ['Cats & #dogs', 'More #dolls'],
+  },
+  {
+    name: '012 prefixes after apostrophes',
+    up: prefixesAfterApostrophes,
+    added: ['p:q', 'p:qu'],
+    names: ["Zed O'Quill", 'Ann O’Quinn'],
+  },
 ];
+
+/** Runs `migration` in a transaction, as the Migrator does, with `meanwhile` after its first query. */
+async function runWhile(
+  t: TestApp,
+  migration: typeof symbolFacets,
+  meanwhile: () => Promise<void>,
+) {
+  await t.db.transaction().execute(async (trx) => {
+    const watched = trx.withPlugin(new AfterFirstQuery(meanwhile));
+    await migration(watched as unknown as Kysely<unknown>);
+  });
+}
+
+/**
+ * Long enough for a write to commit, unless the migration keeps it waiting; and longer than
+ * PostgreSQL's deadlock_timeout (1 s), so a write waiting on the migration has looked for a
+ * deadlock before the migration goes on: a cycle the migration then closes is found by the
+ * migration, which is aborted (as at a deploy), not by the write, which would be retried.
+ */
+const settledOrWaiting = (write: Promise<unknown>) =>
+  Promise.race([write, new Promise((resolve) => setTimeout(resolve, 2_000))]);
 
 describe.skipIf(postgres === undefined)('facet migrations racing a follow (postgres)', () => {
   let t: TestApp;
@@ -53,9 +91,9 @@ describe.skipIf(postgres === undefined)('facet migrations racing a follow (postg
 
   it.each(migrations)(
     '$name: the added rows count the follow; the directory pages to its end',
-    async ({ up, added }) => {
-      const followed = await creator(t, { display_name: `Cats & #dogs ${added.length}` });
-      const other = await creator(t, { display_name: `More #dolls ${added.length}` });
+    async ({ up, added, names }) => {
+      const followed = await creator(t, { display_name: names[0] });
+      const other = await creator(t, { display_name: names[1] });
       const ids = [followed.id, other.id];
       // As before the migration: the profiles lack the rows it adds.
       await t.db
@@ -65,17 +103,11 @@ describe.skipIf(postgres === undefined)('facet migrations racing a follow (postg
         .execute();
       const fan = await confirmedAccount(t);
       let follow: Promise<number> | undefined;
-      await t.db.transaction().execute(async (trx) => {
-        const watched = trx.withPlugin(
-          new AfterFirstQuery(async () => {
-            follow = t
-              .call('PUT', `/api/influencers/${followed.id}/follow`, { token: fan.accessToken })
-              .then((response) => response.statusCode);
-            // Long enough for the follow to commit, unless the migration keeps it waiting.
-            await Promise.race([follow, new Promise((resolve) => setTimeout(resolve, 1_000))]);
-          }),
-        );
-        await up(watched as unknown as Kysely<unknown>);
+      await runWhile(t, up, async () => {
+        follow = t
+          .call('PUT', `/api/influencers/${followed.id}/follow`, { token: fan.accessToken })
+          .then((response) => response.statusCode);
+        await settledOrWaiting(follow);
       });
       expect(await follow).toBe(200);
 
@@ -102,6 +134,35 @@ describe.skipIf(postgres === undefined)('facet migrations racing a follow (postg
       }
       expect(seen.filter((id) => ids.includes(id)).sort()).toEqual([...ids].sort());
       expect(new Set(seen).size).toBe(seen.length);
+    },
+  );
+
+  it.each(migrations)(
+    '$name: an account deletion meanwhile (it locks the profile row first) waits, no deadlock',
+    async ({ up, added, names }) => {
+      const leaving = await creator(t, { display_name: names[0] });
+      await t.db
+        .deleteFrom('influencer_facets')
+        .where('influencer_id', '=', leaving.id)
+        .where('facet', 'in', added)
+        .execute();
+      let deletion: Promise<number> | undefined;
+      await runWhile(t, up, async () => {
+        deletion = t
+          .call('DELETE', '/api/profile', {
+            token: leaving.account.accessToken,
+            body: { password: STRONG_PASSWORD },
+          })
+          .then((response) => response.statusCode);
+        await settledOrWaiting(deletion);
+      });
+      expect(await deletion).toBe(200);
+      const left = await t.db
+        .selectFrom('influencer_facets')
+        .select('facet')
+        .where('influencer_id', '=', leaving.id)
+        .execute();
+      expect(left).toEqual([]);
     },
   );
 });

@@ -23,16 +23,18 @@ export const BATCH = 500;
 /**
  * Every influencer profile, in rounds of BATCH by id, with what its facet rows copy.
  *
- * On PostgreSQL the profiles are locked against writes (SHARE) until the migration's transaction
- * ends: an instance of the former build serving meanwhile would otherwise add a follow to the
- * facet rows it sees, not to those the migration is inserting with the count it read, and the
- * copies would stay off for good (the directory sorts by the copy, its cursor carries the
- * profile's count: paging would repeat a profile forever). Its writes wait instead; every one of
- * them writes the profile before its facets, so none holds a facet row the migration waits for.
+ * On PostgreSQL the profiles are locked against writes until the migration's transaction ends
+ * (EXCLUSIVE: reads go on): an instance of the former build serving meanwhile would otherwise add
+ * a follow to the facet rows it sees, not to those the migration is inserting with the count it
+ * read, and the copies would stay off for good (the directory sorts by the copy, its cursor
+ * carries the profile's count: paging would repeat a profile forever). Its writes wait instead.
+ * Not SHARE, which lets `SELECT … FOR UPDATE` through: a deletion or a block locks its profile
+ * rows that way first, then waits for the table, while the migration's facet insert waits for
+ * that row (its foreign key): a deadlock, which aborted the migration, and the deploy.
  */
 export async function* listedProfiles(untyped: Kysely<unknown>): AsyncGenerator<ListedProfile[]> {
   const db = untyped as FacetTables;
-  if (isPostgres(db)) await sql`lock table influencer_profiles in share mode`.execute(db);
+  if (isPostgres(db)) await sql`lock table influencer_profiles in exclusive mode`.execute(db);
   for (let after = ''; ;) {
     const profiles = await db
       .selectFrom('influencer_profiles')
