@@ -6,7 +6,10 @@ import { normalizeEmail } from './public-user.js';
 
 export type UserRow = Selectable<UsersTable>;
 /** The columns a profile shows: never the hash. */
-export type ProfileRow = Omit<UserRow, 'password_hash' | 'email_normalized'>;
+export type ProfileRow = Omit<
+  UserRow,
+  'password_hash' | 'email_normalized' | 'password_changed_at'
+>;
 type Executor = Kysely<Database>;
 
 const selectUserByEmail = reusableQuery((db: Executor, emailNormalized: string) =>
@@ -31,7 +34,7 @@ export async function insertUser(db: Executor, user: UserRow): Promise<void> {
 
 /**
  * Replaces the hash only if it is still `expectedHash`: of two concurrent changes, one wins.
- * `changedAt` is when the password changed (`updated_at`); the same password stored again with
+ * `changedAt` is when the password changed (`updated_at`, `password_changed_at`); the same password stored again with
  * today's parameters is no change of the account and passes none.
  */
 export async function replacePasswordHash(
@@ -46,7 +49,7 @@ export async function replacePasswordHash(
     .set(
       changedAt === undefined
         ? { password_hash: newHash }
-        : { password_hash: newHash, updated_at: changedAt },
+        : { password_hash: newHash, updated_at: changedAt, password_changed_at: changedAt },
     )
     .where('id', '=', userId)
     .where('password_hash', '=', expectedHash)

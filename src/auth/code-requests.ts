@@ -35,6 +35,10 @@ export async function planCodeMail(
   // An account created after the request: its registration e-mail carries its own code.
   if (user === undefined || user.created_at > requestedAt) return undefined;
   if (purpose === 'confirm_email' && user.email_confirmed_at !== null) return undefined;
+  // A reset asked for before the password changed would undo the change (replaceCodeIfDue holds
+  // this rule too, against a change committing while the code is being stored).
+  if (purpose === 'reset_password' && (user.password_changed_at ?? -Infinity) >= requestedAt)
+    return undefined;
   const message = purpose === 'confirm_email' ? confirmationCodeMessage : passwordResetCodeMessage;
   // The 60 s rule again, where nothing forgets it: the limit keeps its windows in memory (10,000:
   // a flood of requests for other addresses evicts one) or in Redis (a restart empties it), and a

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
+import { isPostgres, typed } from '../db/dialect.js';
 import type { CodePurpose, Database, OneTimeCodesTable } from '../db/tables.js';
 
 export type CodeRow = Selectable<OneTimeCodesTable>;
@@ -19,10 +20,35 @@ export async function replaceCodeIfDue(
   code: CodeRow,
   { minGapMs, ownRetry }: { minGapMs: number; ownRetry: boolean },
 ): Promise<boolean> {
-  const { code_hash, failed_attempts, expires_at, created_at } = code;
+  const { user_id, purpose, code_hash, failed_attempts, expires_at, created_at } = code;
   const stored = await db
     .insertInto('one_time_codes')
-    .values(code)
+    .columns(['user_id', 'purpose', 'code_hash', 'failed_attempts', 'expires_at', 'created_at'])
+    .expression(
+      db
+        .selectFrom('users')
+        .select([
+          'users.id as user_id',
+          typed(purpose, 'text').as('purpose'),
+          typed(code_hash, 'text').as('code_hash'),
+          typed(failed_attempts, 'integer').as('failed_attempts'),
+          typed(expires_at, 'bigint').as('expires_at'),
+          typed(created_at, 'bigint').as('created_at'),
+        ])
+        .where('users.id', '=', user_id)
+        // A reset code asked for before the password last changed is not stored (nor mailed): it
+        // would undo the change. A change committing meanwhile is waited for (FOR SHARE), and then
+        // seen; one that comes later deletes this code in its own transaction.
+        .$if(purpose === 'reset_password', (q) =>
+          q.where((eb) =>
+            eb.or([
+              eb('users.password_changed_at', 'is', null),
+              eb('users.password_changed_at', '<', created_at),
+            ]),
+          ),
+        )
+        .$if(isPostgres(db), (q) => q.forShare()),
+    )
     .onConflict((oc) =>
       oc
         .columns(['user_id', 'purpose'])

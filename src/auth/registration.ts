@@ -47,6 +47,7 @@ export async function register(
     avatar_url: null,
     created_at: now,
     updated_at: now,
+    password_changed_at: null,
   };
   // Before the account exists: a code request for the address that comes in as soon as it does
   // must find the window started, or it would mail a second code that voids this one.

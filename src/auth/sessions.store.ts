@@ -1,14 +1,10 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
-import { isPostgres } from '../db/dialect.js';
+import type { Kysely, Selectable } from 'kysely';
+import { isPostgres, typed } from '../db/dialect.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import type { Database, SessionsTable } from '../db/tables.js';
 
 export type SessionRow = Selectable<SessionsTable>;
 type Executor = Kysely<Database>;
-
-/** A bound value as the column's type: PostgreSQL types a bare parameter in a select list as text. */
-const typed = (value: unknown, type: 'text' | 'integer' | 'bigint') =>
-  sql`cast(${value} as ${sql.raw(type)})`;
 
 const insertRowWhileHashIs = reusableQuery(
   (

@@ -1,4 +1,4 @@
-import { PostgresAdapter } from 'kysely';
+import { PostgresAdapter, sql } from 'kysely';
 
 /** Where SQL must differ between the two databases (DDL, locking), the code asks this. */
 export function isPostgres(db: { getExecutor(): { readonly adapter: unknown } }): boolean {
@@ -23,3 +23,7 @@ export function isForeignKeyViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
+
+/** A bound value as the column's type: PostgreSQL types a bare parameter in a select list as text. */
+export const typed = (value: unknown, type: 'text' | 'integer' | 'bigint') =>
+  sql`cast(${value} as ${sql.raw(type)})`;

@@ -13,6 +13,7 @@ import * as outboxPendingIndex from './migrations/009_outbox_pending_index.js';
 import * as composedEmails from './migrations/010_composed_emails.js';
 import * as prefixesAfterSpaces from './migrations/011_prefixes_after_spaces.js';
 import * as prefixesAfterApostrophes from './migrations/012_prefixes_after_apostrophes.js';
+import * as passwordChangedAt from './migrations/013_password_changed_at.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '010_composed_emails': composedEmails,
   '011_prefixes_after_spaces': prefixesAfterSpaces,
   '012_prefixes_after_apostrophes': prefixesAfterApostrophes,
+  '013_password_changed_at': passwordChangedAt,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

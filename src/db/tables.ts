@@ -28,6 +28,8 @@ export interface UsersTable {
   avatar_url: string | null;
   created_at: number;
   updated_at: number;
+  /** When the password was last changed or reset (not rehashed); null: not since migration 013. */
+  password_changed_at: number | null;
 }
 
 export interface SessionsTable {

@@ -405,4 +405,33 @@ describe.each(backends)('a reset code whose e-mail fails to send ($name)', (back
     });
     expect(reset.statusCode).toBe(200); // the fifth try, and the right code
   });
+
+  it('a reset asked for before a password change is not mailed after it (its send failed, then retried)', async () => {
+    const account = await t.register();
+    await t.codeFor(account.email);
+    await t.smtp.stop();
+    t.clock.advance(SEND_WINDOW_MS + 1_000);
+    expect((await t.post('/api/forgot-password', { email: account.email })).statusCode).toBe(200);
+    await vi.waitFor(
+      async () => expect(await codeRow(account.userId)).toBeDefined(),
+      WAIT_FOR_SEND,
+    );
+    const changed = await t.post(
+      '/api/change-password',
+      { password: STRONG_PASSWORD, new_password: NEW_PASSWORD },
+      { token: account.accessToken },
+    );
+    expect(changed.statusCode).toBe(200);
+    await t.smtp.listen();
+    // The change's notification goes out; the reset request is dropped, not mailed with a new code.
+    expect((await t.smtp.waitFor(account.email, 2, 10_000)).subject).toBe(
+      'Your password was changed',
+    );
+    await vi.waitFor(
+      async () => expect(await t.db.selectFrom('mail_outbox').select('id').execute()).toEqual([]),
+      WAIT_FOR_SEND,
+    );
+    expect(t.smtp.mailsTo(account.email).map((mail) => mail.subject)).not.toContain(RESET_SUBJECT);
+    expect(await codeRow(account.userId)).toBeUndefined();
+  });
 });

@@ -131,6 +131,7 @@ describe.skipIf(!adminUrl)('PostgreSQL: connections left in an unknown state', (
       avatar_url: null,
       created_at: 1,
       updated_at: 1,
+      password_changed_at: null,
     });
     expect(await findUserByEmail(db, email)).toBeDefined(); // prepared on the connection
     await other.query('alter table users add column locale text'); // another instance's migration

@@ -22,5 +22,6 @@ export function seededAccountRow(
     avatar_url: null,
     created_at: now,
     updated_at: now,
+    password_changed_at: null,
   };
 }
