@@ -28,13 +28,13 @@ export function parseHttpsUrl(raw: string, field: string): string {
     return invalid(field, 'must be an https URL');
   }
   // The URL is stored and shown as given, so it must mean the same to every reader, not only to a
-  // browser's parser, which forgives spaces and control characters (it strips or encodes them), a
-  // missing `//` (`https:evil.test`) and `\` for `/` (`https://good.test\@evil.test/`, whose
-  // host other parsers read as evil.test): we do not.
+  // browser's parser, which forgives spaces and control characters (it strips or encodes them),
+  // a missing or an extra `/` (`https:evil.test`, `https:///evil.test`: no host to others) and
+  // `\` for `/` (`https://good.test\@evil.test/`, whose host others read as evil.test): we do not.
   if (
     url.protocol !== 'https:' ||
     url.hostname === '' ||
-    !/^https:\/\//i.test(raw) ||
+    !/^https:\/\/[^/]/i.test(raw) ||
     /[\s\p{Cc}\\]/u.test(raw)
   )
     invalid(field, 'must be an https URL');

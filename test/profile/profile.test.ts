@@ -150,6 +150,7 @@ describe.each(backends)('profile ($name)', (backend) => {
         'https://',
         'https:example.test/a.png', // no "//": other parsers see no host
         'https:/example.test/a.png',
+        'https:///example.test/a.png', // an empty host to other parsers
         'https://good.test\\@evil.test/a.png', // a backslash is a "/" to browsers only
         'https://example.test\\a.png',
       ]) {
