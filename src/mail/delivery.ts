@@ -274,13 +274,19 @@ export class MailDelivery {
     const { db, log, clock, timing } = this.options;
     const reason = error instanceof Error ? error.message.slice(0, 500) : 'unknown error';
     const now = clock();
+    const takenOver = () =>
+      log.warn(
+        { mailId: message.id, reason },
+        'e-mail delivery failed after another instance took the message over; it goes on there',
+      );
     if (error instanceof PermanentMailError) {
-      await db
+      const { numUpdatedRows } = await db
         .updateTable('mail_outbox')
         .set({ failed_at: now, last_error: reason, locked_until: null })
         .where('id', '=', message.id)
         .where('attempts', '=', message.attempts)
-        .execute();
+        .executeTakeFirst();
+      if (numUpdatedRows === 0n) return takenOver();
       log.error(
         { mailId: message.id, reason },
         'e-mail refused permanently by the SMTP server; not retrying',
@@ -288,12 +294,13 @@ export class MailDelivery {
       return;
     }
     const delay = Math.min(timing.baseBackoffMs * 2 ** (message.attempts - 1), timing.maxBackoffMs);
-    await db
+    const { numUpdatedRows } = await db
       .updateTable('mail_outbox')
       .set({ next_attempt_at: now + delay, last_error: reason, locked_until: null })
       .where('id', '=', message.id)
       .where('attempts', '=', message.attempts)
-      .execute();
+      .executeTakeFirst();
+    if (numUpdatedRows === 0n) return takenOver();
     log.warn(
       { mailId: message.id, attempts: message.attempts, retryInMs: delay, reason },
       'e-mail delivery failed; will retry',
