@@ -174,7 +174,10 @@ describe('the server process shutting down with work that does not end', () => {
     const signalled = performance.now();
     running.child.kill('SIGTERM');
     expect(await running.exited).toBe(0);
-    expect(performance.now() - signalled).toBeLessThan(10_000);
+    // After the 7 s drain (an open request is waited for that long, not cut at once), before 10 s.
+    const took = performance.now() - signalled;
+    expect(took).toBeGreaterThanOrEqual(6_900);
+    expect(took).toBeLessThan(10_000);
     expect(running.logs().some((line) => /closing their connections/.test(line.msg))).toBe(true);
     client.destroy();
   }, 45_000); // the start (up to 20 s under load), then the 7 s drain
