@@ -2,17 +2,17 @@ import { hash } from '@node-rs/argon2';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as Hashing from '../../src/security/password-hashing.js';
 import { backends } from '../helpers/backends.js';
+import { arm, type GateSlot } from '../helpers/gate.js';
 import { randomIp, STRONG_PASSWORD, TestApp, type Account } from '../helpers/test-app.js';
 
 const NEW_PASSWORD = 'another-Quiet-harbour-93';
 
 /** A gate right after a password verification, armed by one test: the hash's race window. */
-const gate = vi.hoisted(() => ({
-  next: undefined as { entered(): void; until: Promise<void> } | undefined,
-}));
+const gate = vi.hoisted(() => ({}) as GateSlot);
 
 vi.mock('../../src/security/password-hashing.js', async (importOriginal) => {
   const original = await importOriginal<typeof Hashing>();
+  const { pass } = await import('../helpers/gate.js');
   return {
     ...original,
     createPasswordHasher: async (...args: Parameters<typeof original.createPasswordHasher>) => {
@@ -21,12 +21,7 @@ vi.mock('../../src/security/password-hashing.js', async (importOriginal) => {
         ...hasher,
         verify: async (storedHash: string, password: string) => {
           const verified = await hasher.verify(storedHash, password);
-          const held = gate.next;
-          gate.next = undefined;
-          if (held !== undefined) {
-            held.entered();
-            await held.until;
-          }
+          await pass(gate);
           return verified;
         },
       };
@@ -66,10 +61,7 @@ describe.each(backends)('logins racing password changes and deletions ($name)', 
 
   it('a login that checked the old password while the password changed answers 401, starts no session', async () => {
     const account = await t.register();
-    let entered!: () => void;
-    let release!: () => void;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    gate.next = { entered, until: new Promise<void>((resolve) => (release = resolve)) };
+    const { reached, release } = arm(gate);
     const loggingIn = login(account);
     await reached; // its password checked, nothing read or written since
     const changed = await t.post(

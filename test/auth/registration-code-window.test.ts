@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as UsersStore from '../../src/accounts/users.store.js';
 import { backends } from '../helpers/backends.js';
+import { arm, type GateSlot } from '../helpers/gate.js';
 import { randomIp, STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test-app.js';
 
 // 61 registrations (a password hash each) and their e-mails, then a wait of up to 30 s for the
@@ -8,21 +9,15 @@ import { randomIp, STRONG_PASSWORD, TestApp, uniqueEmail } from '../helpers/test
 vi.setConfig({ testTimeout: 120_000 });
 
 /** A gate in the registration's transaction, armed by one test: held while the account is written. */
-const gate = vi.hoisted(() => ({
-  next: undefined as { entered(): void; until: Promise<void> } | undefined,
-}));
+const gate = vi.hoisted(() => ({}) as GateSlot);
 
 vi.mock('../../src/accounts/users.store.js', async (importOriginal) => {
   const original = await importOriginal<typeof UsersStore>();
+  const { pass } = await import('../helpers/gate.js');
   return {
     ...original,
     insertUser: async (...args: Parameters<typeof original.insertUser>) => {
-      const held = gate.next;
-      gate.next = undefined;
-      if (held !== undefined) {
-        held.entered();
-        await held.until;
-      }
+      await pass(gate);
       return original.insertUser(...args);
     },
   };
@@ -65,10 +60,7 @@ describe.each(backends)('the registration e-mail starts the 60 s window ($name)'
 
   it('a send-confirmation-code while the account is being written answers 429 too_many_requests', async () => {
     const email = uniqueEmail('held');
-    let entered!: () => void;
-    let release!: () => void;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    gate.next = { entered, until: new Promise<void>((resolve) => (release = resolve)) };
+    const { reached, release } = arm(gate);
     const registering = t.post('/api/register', { email, password: STRONG_PASSWORD });
     await reached;
     const sending = t.post('/api/send-confirmation-code', { email }, { ip: randomIp() });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as ProfilesStore from '../../src/influencer/profiles.store.js';
 import { backends } from '../helpers/backends.js';
+import { arm, type GateSlot } from '../helpers/gate.js';
 import { TestApp } from '../helpers/test-app.js';
 import { confirmedAccount, hasProfileRow, uniqueHandle } from './support.js';
 
@@ -10,23 +11,17 @@ import { confirmedAccount, hasProfileRow, uniqueHandle } from './support.js';
  * by a gate before the insert's transaction, on both databases (test/influencer/profiles.test.ts has the chaos
  * version, which lands the race only some of the time).
  */
-const gate = vi.hoisted(() => ({
-  next: undefined as { entered(): void; until: Promise<void> } | undefined,
-}));
+const gate = vi.hoisted(() => ({}) as GateSlot);
 
 vi.mock('../../src/influencer/profiles.store.js', async (importOriginal) => {
   const original = await importOriginal<typeof ProfilesStore>();
+  const { pass } = await import('../helpers/gate.js');
   return {
     ...original,
     // Its check that the account has no profile yet, the last read before the insert.
     findProfile: async (...args: Parameters<typeof original.findProfile>) => {
       const found = await original.findProfile(...args);
-      const held = gate.next;
-      gate.next = undefined;
-      if (held !== undefined) {
-        held.entered();
-        await held.until;
-      }
+      await pass(gate);
       return found;
     },
   };
@@ -41,10 +36,7 @@ describe.each(backends)('a profile created while its account is deleted ($name)'
 
   it('answers 401 unauthorized, and no profile is left', async () => {
     const account = await confirmedAccount(t);
-    let entered!: () => void;
-    let release!: () => void;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    gate.next = { entered, until: new Promise<void>((resolve) => (release = resolve)) };
+    const { reached, release } = arm(gate);
     const creating = t.post(
       '/api/influencers',
       { handle: uniqueHandle('gone'), display_name: 'Ada Lovelace', categories: ['science'] },

@@ -2,6 +2,7 @@ import { hash } from '@node-rs/argon2';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as Deletion from '../../src/accounts/deletion.js';
 import { backends } from '../helpers/backends.js';
+import { arm, type GateSlot } from '../helpers/gate.js';
 import { randomIp, STRONG_PASSWORD, TestApp, type Account } from '../helpers/test-app.js';
 
 /**
@@ -9,23 +10,15 @@ import { randomIp, STRONG_PASSWORD, TestApp, type Account } from '../helpers/tes
  * between the two (a gate before the deletion's transaction) while something else commits: what
  * committed meanwhile must win, as it does for a login or a password change.
  */
-const gate = vi.hoisted(() => ({ next: undefined as Gate | undefined }));
-interface Gate {
-  entered: () => void;
-  until: Promise<void>;
-}
+const gate = vi.hoisted(() => ({}) as GateSlot);
 
 vi.mock('../../src/accounts/deletion.js', async (importOriginal) => {
   const original = await importOriginal<typeof Deletion>();
+  const { pass } = await import('../helpers/gate.js');
   return {
     ...original,
     deleteAccountRecords: async (...args: Parameters<typeof original.deleteAccountRecords>) => {
-      const held = gate.next;
-      gate.next = undefined;
-      if (held !== undefined) {
-        held.entered();
-        await held.until;
-      }
+      await pass(gate);
       return original.deleteAccountRecords(...args);
     },
   };
@@ -42,10 +35,7 @@ describe.each(backends)('an account deletion racing other writes ($name)', (back
 
   /** Starts the deletion, runs `meanwhile` once its password is checked, then lets it go on. */
   async function deleteWhile(account: Account, meanwhile: () => Promise<void>) {
-    let entered!: () => void;
-    let release!: () => void;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    gate.next = { entered, until: new Promise<void>((resolve) => (release = resolve)) };
+    const { reached, release } = arm(gate);
     const deleting = t.call('DELETE', '/api/profile', {
       token: account.accessToken,
       body: { password: STRONG_PASSWORD },
