@@ -11,17 +11,13 @@ vi.setConfig({ testTimeout: 120_000 });
 /** A gate in the registration's transaction, armed by one test: held while the account is written. */
 const gate = vi.hoisted(() => ({}) as GateSlot);
 
-vi.mock('../../src/accounts/users.store.js', async (importOriginal) => {
-  const original = await importOriginal<typeof UsersStore>();
-  const { pass } = await import('../helpers/gate.js');
-  return {
-    ...original,
-    insertUser: async (...args: Parameters<typeof original.insertUser>) => {
-      await pass(gate);
-      return original.insertUser(...args);
-    },
-  };
-});
+vi.mock('../../src/accounts/users.store.js', async (importOriginal) =>
+  (await import('../helpers/gate.js')).withGate(
+    await importOriginal<typeof UsersStore>(),
+    'insertUser',
+    gate,
+  ),
+);
 
 /**
  * API.md: the registration e-mail counts as a confirmation send and starts the 60 s window. A

@@ -24,3 +24,24 @@ export async function pass(slot: GateSlot): Promise<void> {
   held.entered();
   await held.until;
 }
+
+/**
+ * `module` with its async function `name` waiting at `slot`: before it runs, or once it has
+ * answered (`after`). For a `vi.mock` factory:
+ * `async (importOriginal) => (await import('../helpers/gate.js')).withGate(await importOriginal(), 'f', slot)`.
+ */
+export function withGate<M extends object>(
+  module: M,
+  name: keyof M,
+  slot: GateSlot,
+  when: 'before' | 'after' = 'before',
+): M {
+  const original = module[name] as (...args: unknown[]) => Promise<unknown>;
+  const gated = async (...args: unknown[]) => {
+    if (when === 'before') await pass(slot);
+    const answer = await original(...args);
+    if (when === 'after') await pass(slot);
+    return answer;
+  };
+  return { ...module, [name]: gated };
+}

@@ -509,52 +509,34 @@ describe.each(backends)(
       expect(await ids('14')).not.toContain(pi.id); // a digit after "." does not start a word
     });
 
-    it('012 lists existing profiles under the prefixes they lack, as the service lists new ones', async () => {
-      const made = await creator(t, { display_name: 'Café d’Orsay' });
-      const prefixes = () =>
-        t.db
-          .selectFrom('influencer_facets')
-          .select('facet')
+    it.each([
+      { migration: '011', up, name: 'Cats & #dogs', lacked: ['p:#', 'p:#d', 'p:&'], q: '#d' },
+      { migration: '012', up: upTo012, name: 'Café d’Orsay', lacked: ['p:o', 'p:or'], q: 'or' },
+    ])(
+      '$migration lists existing profiles under the prefixes they lack, as the service lists new ones',
+      async ({ up: migrate, name, lacked, q }) => {
+        const made = await creator(t, { display_name: name });
+        const prefixes = () =>
+          t.db
+            .selectFrom('influencer_facets')
+            .select('facet')
+            .where('influencer_id', '=', made.id)
+            .where('facet', 'like', 'p:%')
+            .orderBy('facet')
+            .execute();
+        const written = await prefixes();
+        expect(written.map((row) => row.facet)).toEqual(expect.arrayContaining(lacked));
+        await t.db
+          .deleteFrom('influencer_facets')
           .where('influencer_id', '=', made.id)
-          .where('facet', 'like', 'p:%')
-          .orderBy('facet')
+          .where('facet', 'in', lacked)
           .execute();
-      const written = await prefixes();
-      expect(written.map((row) => row.facet)).toEqual(expect.arrayContaining(['p:o', 'p:or']));
-      await t.db
-        .deleteFrom('influencer_facets')
-        .where('influencer_id', '=', made.id)
-        .where('facet', 'in', ['p:o', 'p:or'])
-        .execute();
-      expect(await ids('or')).toEqual([]);
-      await t.db.transaction().execute((trx) => upTo012(trx as unknown as Kysely<unknown>));
-      expect(await prefixes()).toEqual(written);
-      expect(await ids('or')).toEqual([made.id]);
-    });
-
-    it('011 lists existing profiles under the prefixes they lack, as the service lists new ones', async () => {
-      const made = await creator(t, { display_name: 'Cats & #dogs' });
-      const prefixes = () =>
-        t.db
-          .selectFrom('influencer_facets')
-          .select('facet')
-          .where('influencer_id', '=', made.id)
-          .where('facet', 'like', 'p:%')
-          .orderBy('facet')
-          .execute();
-      const written = await prefixes();
-      expect(written.map((row) => row.facet)).toEqual(
-        expect.arrayContaining(['p:#', 'p:#d', 'p:&']),
-      );
-      await t.db
-        .deleteFrom('influencer_facets')
-        .where('influencer_id', '=', made.id)
-        .where('facet', 'in', ['p:#', 'p:#d', 'p:&'])
-        .execute();
-      // In a transaction, as the Migrator runs it on PostgreSQL (it locks the profiles for its span).
-      await t.db.transaction().execute((trx) => up(trx as unknown as Kysely<unknown>));
-      expect(await prefixes()).toEqual(written);
-      expect(await ids('#d')).toEqual([made.id]);
-    });
+        expect(await ids(q)).toEqual([]);
+        // In a transaction, as the Migrator runs it on PostgreSQL (it locks the profiles for its span).
+        await t.db.transaction().execute((trx) => migrate(trx as unknown as Kysely<unknown>));
+        expect(await prefixes()).toEqual(written);
+        expect(await ids(q)).toEqual([made.id]);
+      },
+    );
   },
 );

@@ -13,19 +13,15 @@ import { confirmedAccount, hasProfileRow, uniqueHandle } from './support.js';
  */
 const gate = vi.hoisted(() => ({}) as GateSlot);
 
-vi.mock('../../src/influencer/profiles.store.js', async (importOriginal) => {
-  const original = await importOriginal<typeof ProfilesStore>();
-  const { pass } = await import('../helpers/gate.js');
-  return {
-    ...original,
-    // Its check that the account has no profile yet, the last read before the insert.
-    findProfile: async (...args: Parameters<typeof original.findProfile>) => {
-      const found = await original.findProfile(...args);
-      await pass(gate);
-      return found;
-    },
-  };
-});
+// Its check that the account has no profile yet, the last read before the insert.
+vi.mock('../../src/influencer/profiles.store.js', async (importOriginal) =>
+  (await import('../helpers/gate.js')).withGate(
+    await importOriginal<typeof ProfilesStore>(),
+    'findProfile',
+    gate,
+    'after',
+  ),
+);
 
 describe.each(backends)('a profile created while its account is deleted ($name)', (backend) => {
   let t: TestApp;

@@ -12,17 +12,13 @@ import { randomIp, STRONG_PASSWORD, TestApp, type Account } from '../helpers/tes
  */
 const gate = vi.hoisted(() => ({}) as GateSlot);
 
-vi.mock('../../src/accounts/deletion.js', async (importOriginal) => {
-  const original = await importOriginal<typeof Deletion>();
-  const { pass } = await import('../helpers/gate.js');
-  return {
-    ...original,
-    deleteAccountRecords: async (...args: Parameters<typeof original.deleteAccountRecords>) => {
-      await pass(gate);
-      return original.deleteAccountRecords(...args);
-    },
-  };
-});
+vi.mock('../../src/accounts/deletion.js', async (importOriginal) =>
+  (await import('../helpers/gate.js')).withGate(
+    await importOriginal<typeof Deletion>(),
+    'deleteAccountRecords',
+    gate,
+  ),
+);
 
 const NEW_PASSWORD = 'another-Quiet-harbour-93';
 
