@@ -36,15 +36,20 @@ describe.each(backends)('a mail claim held through a slow send ($name)', (backen
     return standaloneWorker({ db: t.db, box, transport, clock, timing });
   }
 
-  it('is renewed while the send lasts, so no other instance sends the message', async () => {
+  /** A message due for the workers (a day ahead), never for the app's own worker. */
+  function queueForWorkers(): Promise<string> {
     now = t.clock.now() + DAY;
-    const id = await queueMail(t.db, {
+    return queueMail(t.db, {
       recipient: `${randomUUID()}@example.com`,
       subject: 'Hello',
       sealed_body: box.seal('text'),
       created_at: t.clock.now(),
       next_attempt_at: t.clock.now() + DAY / 2,
     });
+  }
+
+  it('is renewed while the send lasts, so no other instance sends the message', async () => {
+    const id = await queueForWorkers();
     let finishSlowSend!: () => void;
     const slowSends: string[] = [];
     const slow = worker({
@@ -103,14 +108,7 @@ describe.each(backends)('a mail claim held through a slow send ($name)', (backen
   });
 
   it('a send that fails after another instance took the message over leaves that claim alone', async () => {
-    now = t.clock.now() + DAY;
-    const id = await queueMail(t.db, {
-      recipient: `${randomUUID()}@example.com`,
-      subject: 'Hello',
-      sealed_body: box.seal('text'),
-      created_at: t.clock.now(),
-      next_attempt_at: t.clock.now() + DAY / 2,
-    });
+    const id = await queueForWorkers();
     let failSend!: (error: Error) => void;
     const stalled = worker({
       send: () => new Promise<void>((_resolve, reject) => (failSend = reject)),
