@@ -71,11 +71,12 @@ export async function changePassword(
 
   const newHash = await ctx.hasher.hash(normalizePassword(next));
   const now = ctx.clock();
+  let ended: string[] = [];
   const write = (account: UserRow) =>
     inTransaction(ctx.db, async (trx) => {
       if (!(await replacePasswordHash(trx, account.id, account.password_hash, newHash, now)))
         return false;
-      await deleteSessionsOfUser(trx, account.id, caller.sessionId);
+      ended = await deleteSessionsOfUser(trx, account.id, caller.sessionId);
       // A reset code in the mailbox would undo the change (someone who changes a password they
       // suspect is known may not think of the code an intruder asked for).
       await deleteCode(trx, account.id, 'reset_password');
@@ -89,7 +90,7 @@ export async function changePassword(
   // A concurrent change replaced the hash: the check against the new one refuses the password.
   const recheck = () => verifyCurrentPassword(ctx, caller.userId, current);
   await writeWhileHashHolds(user, write, recheck, Errors.incorrectPassword);
-  publishSessionsEnded(ctx.events, user.id, { all: true, except: caller.sessionId });
+  publishSessionsEnded(ctx.events, user.id, ended);
   await ctx.limits.clearWrongPasswords(user.id);
 }
 
@@ -121,13 +122,14 @@ export async function resetPassword(
 
   const newHash = await ctx.hasher.hash(normalizePassword(next));
   const now = ctx.clock();
+  let ended: string[] = [];
   const write = (account: UserRow) =>
     inTransaction(ctx.db, async (trx) => {
       if (!(await replacePasswordHash(trx, account.id, account.password_hash, newHash, now)))
         return false;
       await consumeCheckedCode(trx, checked);
       await markEmailConfirmed(trx, account.id, now);
-      await deleteSessionsOfUser(trx, account.id);
+      ended = await deleteSessionsOfUser(trx, account.id);
       await ctx.outbox.enqueue(trx, passwordResetMessage(account.email, ctx.config.publicUrl), now);
       return true;
     });
@@ -138,7 +140,7 @@ export async function resetPassword(
     () => findUserByEmail(ctx.db, email),
     Errors.invalidCode,
   );
-  publishSessionsEnded(ctx.events, user.id, { all: true });
+  publishSessionsEnded(ctx.events, user.id, ended);
   await ctx.limits.clearWrongPasswords(user.id);
   await ctx.limits.liftLoginLockout(email);
 }

@@ -182,10 +182,16 @@ export async function deleteSession(
   return result.numDeletedRows === 1n;
 }
 
-export async function deleteSessionsOfUser(db: Executor, userId: string, exceptSessionId?: string) {
+/** Answers the ids of the sessions it ended. */
+export async function deleteSessionsOfUser(
+  db: Executor,
+  userId: string,
+  exceptSessionId?: string,
+): Promise<string[]> {
   let query = db.deleteFrom('sessions').where('user_id', '=', userId);
   if (exceptSessionId !== undefined) query = query.where('id', '!=', exceptSessionId);
-  await query.execute();
+  const ended = await query.returning('id').execute();
+  return ended.map((row) => row.id);
 }
 
 export async function deleteExpiredSessions(db: Executor, now: number): Promise<void> {

@@ -66,7 +66,7 @@ export async function startSession(
   if (inserted === undefined) throw Errors.invalidCredentials();
   if (inserted.sessionsOfUser >= MAX_SESSIONS_PER_ACCOUNT) {
     const ended = await endSessionsBeyond(ctx.db, userId, MAX_SESSIONS_PER_ACCOUNT);
-    if (ended.length > 0) publishSessionsEnded(ctx.events, userId, { sessionIds: ended });
+    publishSessionsEnded(ctx.events, userId, ended);
   }
   return tokensFor(ctx, session);
 }
@@ -116,7 +116,7 @@ export async function refreshSession(
     return tokensFor(ctx, session);
   }
   if (await deleteSession(ctx.db, session.id, session.user_id))
-    publishSessionsEnded(ctx.events, session.user_id, { sessionIds: [session.id] });
+    publishSessionsEnded(ctx.events, session.user_id, [session.id]);
   throw Errors.invalidRefreshToken();
 }
 
@@ -132,12 +132,12 @@ export async function logout(
   everywhere: boolean,
 ): Promise<void> {
   if (everywhere) {
-    await deleteSessionsOfUser(ctx.db, caller.userId);
-    publishSessionsEnded(ctx.events, caller.userId, { all: true });
+    const ended = await deleteSessionsOfUser(ctx.db, caller.userId);
+    publishSessionsEnded(ctx.events, caller.userId, ended);
     return;
   }
   await deleteSession(ctx.db, caller.sessionId, caller.userId);
-  publishSessionsEnded(ctx.events, caller.userId, { sessionIds: [caller.sessionId] });
+  publishSessionsEnded(ctx.events, caller.userId, [caller.sessionId]);
 }
 
 export interface SessionView {
@@ -171,5 +171,5 @@ export async function revokeSession(
   // An expired session is listed no more, so it is not there to revoke (housekeeping deletes it).
   if (!(await deleteSession(ctx.db, sessionId, caller.userId, ctx.clock())))
     throw Errors.notFound();
-  publishSessionsEnded(ctx.events, caller.userId, { sessionIds: [sessionId] });
+  publishSessionsEnded(ctx.events, caller.userId, [sessionId]);
 }

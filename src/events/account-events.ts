@@ -6,10 +6,6 @@ import type { BusEvent, EventBus } from './bus.js';
  * travel on the user's own channel like chat events, but are internal: never written to a client.
  */
 
-/** Sessions that ended: these ones, or every one of the user except `except` (if any). */
-export type EndedSessions =
-  { readonly sessionIds: readonly string[] } | { readonly all: true; readonly except?: string };
-
 export const SESSION_REVOKED = 'session.revoked';
 export const ACCOUNT_DELETED = 'account.deleted';
 
@@ -17,17 +13,23 @@ export interface SessionRevokedEvent extends BusEvent {
   readonly type: typeof SESSION_REVOKED;
   readonly here_too: true;
   readonly session_ids?: readonly string[];
+  /** Only from instances of an earlier release, during a rolling upgrade. */
   readonly all_except?: string | null;
 }
 
-/** Call after the transaction that ended the sessions has committed. */
-export function publishSessionsEnded(bus: EventBus, userId: string, ended: EndedSessions): void {
+/**
+ * Call after the transaction that ended the sessions `sessionIds` has committed. By id, never
+ * "all of the user's": an event that arrives late (Redis is not instant) must not close the
+ * socket of a session that began after it, like the login that follows a password reset.
+ */
+export function publishSessionsEnded(
+  bus: EventBus,
+  userId: string,
+  sessionIds: readonly string[],
+): void {
+  if (sessionIds.length === 0) return;
   // Closing a socket twice is harmless: this instance acts at once, whatever Redis does.
-  const event: SessionRevokedEvent =
-    'sessionIds' in ended
-      ? { type: SESSION_REVOKED, here_too: true, session_ids: ended.sessionIds }
-      : { type: SESSION_REVOKED, here_too: true, all_except: ended.except ?? null };
-  bus.publish([userId], event);
+  bus.publish([userId], { type: SESSION_REVOKED, here_too: true, session_ids: sessionIds });
 }
 
 /** Call after the account's deletion has committed. */

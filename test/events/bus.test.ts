@@ -253,7 +253,7 @@ describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one i
       const got: Delivery[] = [];
       await a.subscribe(alice, (d) => got.push(d));
       redis.freeze(); // no answer: the publish times out, and may yet reach Redis
-      publishSessionsEnded(a, alice, { all: true });
+      publishSessionsEnded(a, alice, ['a-session']);
       a.publish([alice], { type: 'message.created', version: 1 }); // a client's: never twice
       await waitUntil('the session event', async () => got.length > 0, 2_000);
       await new Promise((resolve) => setTimeout(resolve, 700)); // past the publish's timeout

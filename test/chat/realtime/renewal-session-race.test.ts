@@ -63,7 +63,7 @@ describe.skipIf(!adminUrl)('renewal to another session vs that session ending', 
       // Logout of B: delete, commit, then publish (src/auth/sessions.ts `logout`).
       await holder.query('DELETE FROM sessions WHERE id = $1', [sessionB]);
       await holder.query('COMMIT');
-      publishSessionsEnded(rt.bus, user.userId, { sessionIds: [sessionB] });
+      publishSessionsEnded(rt.bus, user.userId, [sessionB]);
     } finally {
       await holder.end();
       await watcher.end();

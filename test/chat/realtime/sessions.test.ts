@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backends, type ProvisionedBackend } from '../../helpers/backends.js';
 import { STRONG_PASSWORD } from '../../helpers/test-app.js';
 import { RealtimeApp } from './fixture.js';
@@ -77,6 +77,29 @@ describe.each(backends)('chat socket: ended sessions close their sockets ($name)
     expect((await secondSocket.waitClosed(WITHIN_MS)).code).toBe(4401);
   });
 
+  it('a session.revoked that arrives late leaves alone the sessions that began after it', async () => {
+    const { first, firstSocket, secondSocket } = await twoSessions(rt);
+    const published = vi.spyOn(rt.bus, 'publish');
+    await rt.t.post('/api/forgot-password', { email: first.email });
+    const code = await rt.t.codeFor(first.email, 2);
+    await rt.t.post('/api/reset-password', {
+      email: first.email,
+      code,
+      new_password: NEW_PASSWORD,
+    });
+    const revoked = published.mock.calls.find(([, event]) => event.type === 'session.revoked');
+    published.mockRestore();
+    expect(revoked).toBeDefined();
+    await firstSocket.waitClosed(WITHIN_MS);
+    await secondSocket.waitClosed(WITHIN_MS);
+    // The user signs in again at once; the event reaches this instance again only now (Redis
+    // delivers late, or twice after a reconnect).
+    const again = await rt.connect(await rt.t.login(first.email, NEW_PASSWORD));
+    rt.bus.publish(...revoked!);
+    await untouched(again);
+    again.close();
+  });
+
   it("revoking a session closes that session's sockets only", async () => {
     const { first, second, firstSocket, secondSocket } = await twoSessions(rt);
     const id = await rt.sessionIdOf(second);
@@ -110,10 +133,10 @@ describe.each(backends)('chat socket: ended sessions close their sockets ($name)
   });
 
   it('counts the closes by reason in /metrics', async () => {
-    // 2 + 2 + 1 + 2 + 1 + 1 + 2 above (the server counts once the closing handshake is done).
+    // 2 + 2 + 1 + 2 + 2 + 1 + 1 + 2 above (the server counts once the closing handshake is done).
     await expect
       .poll(() => rt.metric('chat_sockets_closed_total', '{reason="session_ended"}'))
-      .toBe(11);
+      .toBe(13);
   });
 
   // Last, as it moves the app's clock 30 days on.
