@@ -11,10 +11,12 @@ import os = require('node:os');
 import v8 = require('node:v8');
 
 // better-sqlite3 13 ships binaries for Node 22 and newer; on older Node it crashes the process
-// without a word as soon as the database opens.
-if (Number(process.versions.node.split('.')[0]) < 22) {
+// without a word as soon as the database opens. Node 22 before 22.12 lacks what the service uses
+// (process.getBuiltinModule came in 22.3, require of ES modules unflagged in 22.12).
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
   console.error(
-    `Node ${process.version} is too old: the service runs on Node 22, 24 or 26 (README, Run it).`,
+    `Node ${process.version} is too old: the service runs on Node 22.12+, 24 or 26 (README, Run it).`,
   );
   process.exit(1);
 }
@@ -24,7 +26,7 @@ process.env.UV_THREADPOOL_SIZE ??= String(os.availableParallelism());
 // V8's memory saver: the heap grows in smaller steps and is collected sooner. Measured in the
 // bench's memory scenario, peak RSS 163-172 -> 152-157 MiB, for no throughput we could measure
 // (bench/README.md). Node 22's V8 does not have the flag.
-if (Number(process.versions.node.split('.')[0]) >= 24) v8.setFlagsFromString('--memory-saver-mode');
+if (major >= 24) v8.setFlagsFromString('--memory-saver-mode');
 
 // No compile cache (module.enableCompileCache()): Node keeps every cached module's code in memory
 // for the life of the process, 6 MiB resident, to save ~0.1 s of CPU at start (README).

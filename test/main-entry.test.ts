@@ -45,6 +45,30 @@ describe.skipIf(!canCountThreads)('the process entry (src/main.cts, compiled)', 
     return JSON.parse(result.stdout) as { pool: string | null; threads: number };
   }
 
+  /** Runs the entry as if on Node `version`. */
+  function runAs(version: string) {
+    const pretend = join(dir, `pretend-${version}.cjs`);
+    writeFileSync(
+      pretend,
+      `Object.defineProperty(process.versions, 'node', { value: '${version}' });
+       Object.defineProperty(process, 'version', { value: 'v${version}' });`,
+    );
+    const args = ['--require', pretend, join(dir, 'main.cjs')];
+    return spawnSync(process.execPath, args, { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+  }
+
+  it('stops with one line on a Node older than 22.12, and starts on 22.12', () => {
+    for (const version of ['20.19.0', '22.3.0', '22.11.0']) {
+      const refused = runAs(version);
+      expect(refused.status).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toBe(
+        `Node v${version} is too old: the service runs on Node 22.12+, 24 or 26 (README, Run it).\n`,
+      );
+    }
+    expect(runAs('22.12.0').status).toBe(0);
+  });
+
   it('starts libuv with one pool thread per core (as many threads as an explicit setting gives)', () => {
     const cores = String(availableParallelism());
     const viaEntry = run('main.cjs');
