@@ -129,15 +129,29 @@ export const messagesChangedSince = (
   limit: number,
 ) => messagesBeyond(db, conversationId, 'version', '>', sinceVersion, limit);
 
+/**
+ * What an edit or a delete writes. `textDigest`: the keyed digest of the text first sent, for a
+ * message that may still carry an unkeyed one (sent before keyed digests, never edited since);
+ * once its text changes or goes, the unkeyed digest would be the only trace of it.
+ */
+interface MessageChange {
+  readonly version: number;
+  readonly now: number;
+  readonly textDigest?: string;
+}
+
 /** Replaces the text of a message that is not deleted; undefined if it is (or is gone). */
 export async function updateMessageText(
   db: Executor,
   id: string,
-  change: { text: string; version: number; now: number },
+  change: MessageChange & { text: string },
 ): Promise<MessageRow | undefined> {
   return db
     .updateTable('chat_messages')
     .set({ text: change.text, version: change.version, edited_at: change.now })
+    .$if(change.textDigest !== undefined, (update) =>
+      update.set({ text_digest: change.textDigest }),
+    )
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
     .returningAll()
@@ -148,11 +162,14 @@ export async function updateMessageText(
 export async function tombstoneMessage(
   db: Executor,
   id: string,
-  change: { version: number; now: number },
+  change: MessageChange,
 ): Promise<MessageRow | undefined> {
   return db
     .updateTable('chat_messages')
     .set({ text: null, version: change.version, deleted_at: change.now })
+    .$if(change.textDigest !== undefined, (update) =>
+      update.set({ text_digest: change.textDigest }),
+    )
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
     .returningAll()

@@ -118,7 +118,12 @@ export async function editMessage(
         const peer = peerOf(conversation);
         const blockedNow = peer && blockRefusal(await blockRelation(trx, userId, peer));
         if (blockedNow) throw blockedNow;
-        const row = await updateMessageText(trx, message.id, { text, version, now: ctx.clock() });
+        const row = await updateMessageText(trx, message.id, {
+          text,
+          version,
+          now: ctx.clock(),
+          textDigest: firstTextDigest(ctx, message),
+        });
         // Deleted meanwhile: throwing rolls the version back.
         if (row === undefined) throw Errors.messageDeleted();
         return row;
@@ -145,7 +150,11 @@ export async function deleteMessage(
       () =>
         inTransaction(ctx.db, async (trx) => {
           const version = await nextVersion(trx, conversation.id);
-          const row = await tombstoneMessage(trx, message.id, { version, now: ctx.clock() });
+          const row = await tombstoneMessage(trx, message.id, {
+            version,
+            now: ctx.clock(),
+            textDigest: firstTextDigest(ctx, message),
+          });
           if (row === undefined) throw Errors.messageDeleted(); // rolls the version back
           return row;
         }),
@@ -159,6 +168,17 @@ export async function deleteMessage(
     return chatMessageView(current, userId);
   }
   return chatMessageView(tombstone, userId);
+}
+
+/**
+ * The keyed digest of the message's first text, while its text is still that one (never edited):
+ * it replaces an unkeyed digest the message may carry from before keyed ones (message-text.ts),
+ * so that no unkeyed trace of a text outlives it. An edited message got a keyed one at its first
+ * edit, or had its unkeyed one cleared by migration 014.
+ */
+function firstTextDigest(ctx: ServiceContext, message: MessageRow): string | undefined {
+  if (message.edited_at !== null || message.text === null) return undefined;
+  return ctx.textDigests.of(message.text);
 }
 
 /**

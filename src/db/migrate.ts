@@ -14,6 +14,7 @@ import * as composedEmails from './migrations/010_composed_emails.js';
 import * as prefixesAfterSpaces from './migrations/011_prefixes_after_spaces.js';
 import * as prefixesAfterApostrophes from './migrations/012_prefixes_after_apostrophes.js';
 import * as passwordChangedAt from './migrations/013_password_changed_at.js';
+import * as unkeyedDigestsCleared from './migrations/014_unkeyed_digests_cleared.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '011_prefixes_after_spaces': prefixesAfterSpaces,
   '012_prefixes_after_apostrophes': prefixesAfterApostrophes,
   '013_password_changed_at': passwordChangedAt,
+  '014_unkeyed_digests_cleared': unkeyedDigestsCleared,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
