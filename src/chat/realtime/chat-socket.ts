@@ -12,7 +12,7 @@ const MISSED_PONGS_ALLOWED = 2;
  * every socket it closed (or the server closed) that long (a closing socket no longer counts
  * against its user's cap, so one user could pile them up).
  */
-const CLOSE_GRACE_MS = 2_000;
+export const CLOSE_GRACE_MS = 2_000;
 /** ws's error code for a frame over `maxPayload`. */
 const FRAME_TOO_BIG = 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
 
@@ -46,6 +46,7 @@ export class ChatSocket {
   constructor(
     readonly ws: WebSocket,
     authDeadline: number,
+    private readonly closeGraceMs = CLOSE_GRACE_MS,
   ) {
     this.deadline = authDeadline;
     ws.on('pong', () => {
@@ -95,7 +96,7 @@ export class ChatSocket {
    * Closes it if its deadline has passed; a renewal sent in time, still being checked, gets its
    * answer first. Not one checked after the deadline: a client that keeps a token queued while the
    * database is away would chain checks, each refused as unavailable, and never be closed. Cuts a
-   * socket the client began to close that is still not closed after CLOSE_GRACE_MS.
+   * socket the client began to close that is still not closed after its close grace.
    */
   closeIfOverdue(now: number): void {
     if (this.ws.readyState === WebSocket.CLOSING) return this.cutLater();
@@ -114,7 +115,7 @@ export class ChatSocket {
   }
 
   private cutLater(): void {
-    this.cut ??= setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
+    this.cut ??= setTimeout(() => this.ws.terminate(), this.closeGraceMs).unref();
   }
 
   /** The heartbeat's turn: drop a client that left two pings unanswered, else ping it. */

@@ -30,6 +30,8 @@ const TYPING_CHECKS_PER_SOCKET = 4;
 
 export interface GatewayOptions {
   readonly heartbeatIntervalMs?: number;
+  /** How long a closing socket gets before it is cut (chat-socket.ts, CLOSE_GRACE_MS). */
+  readonly closeGraceMs?: number;
 }
 
 export interface GatewayDependencies {
@@ -53,6 +55,7 @@ export class ChatGateway {
   private readonly stopClocks: () => void;
   private readonly stopResync: () => void;
   private closing = false;
+  private readonly closeGraceMs: number | undefined;
 
   constructor(
     private readonly deps: GatewayDependencies,
@@ -61,6 +64,7 @@ export class ChatGateway {
     const { ctx, metrics, log } = deps;
     this.ctx = ctx;
     this.metrics = metrics;
+    this.closeGraceMs = options.closeGraceMs;
     this.registry = new SocketRegistry(ctx.events, socketDelivery(metrics, ctx.clock));
     this.stopClocks = startSocketClocks(
       this.registry,
@@ -76,7 +80,7 @@ export class ChatGateway {
    * against its network's share of such sockets (awaiting-auth.ts) until it authenticates or closes.
    */
   accept(ws: WebSocket, headerToken: string | undefined, network: string): void {
-    const socket = new ChatSocket(ws, this.ctx.clock() + AUTH_WINDOW_MS);
+    const socket = new ChatSocket(ws, this.ctx.clock() + AUTH_WINDOW_MS, this.closeGraceMs);
     this.registry.add(socket);
     this.metrics.socketOpened();
     ws.on('close', () => this.closed(socket));
