@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -15,10 +14,22 @@ export async function whenReady(
   connections: readonly Redis[],
   waitMs = REDIS_CONNECT_WAIT_MS,
 ): Promise<void> {
+  // Not events.once: it gives up at the first 'error', and a Redis starting alongside the service
+  // refuses its first attempts.
+  const listeners: Array<() => void> = [];
   const ready = connections.map((c) =>
-    c.status === 'ready' ? undefined : once(c, 'ready').catch(() => undefined),
+    c.status === 'ready'
+      ? undefined
+      : new Promise<void>((resolve) => {
+          c.once('ready', resolve);
+          listeners.push(() => c.off('ready', resolve));
+        }),
   );
-  await Promise.race([Promise.all(ready), sleep(waitMs, undefined, { ref: false })]);
+  try {
+    await Promise.race([Promise.all(ready), sleep(waitMs, undefined, { ref: false })]);
+  } finally {
+    for (const stopListening of listeners) stopListening();
+  }
 }
 
 /**
