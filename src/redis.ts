@@ -75,6 +75,24 @@ export interface RedisOptions {
 }
 
 /**
+ * Pings until an answer comes (an error reply is one), for up to `withinMs`: a connection with a
+ * command timeout (500 ms for publishers and limits) gives up on each PING sooner than that, and
+ * a Redis that pauses for a second (a fork for a snapshot, a slow command) is not silent.
+ */
+async function answers(connection: Redis, withinMs: number): Promise<'answered' | 'silent'> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline && connection.status === 'ready') {
+    try {
+      await connection.ping();
+      return 'answered';
+    } catch (error) {
+      if (!(error instanceof Error && error.message === 'Command timed out')) return 'answered';
+    }
+  }
+  return 'silent';
+}
+
+/**
  * Reconnects a connection that stops answering while it looks open. A connection cut without a
  * FIN or RST (a NAT or firewall dropping an idle flow, Redis moving to another machine on
  * failover) stays "ready" for hours, until the kernel's keep-alive gives up: a subscriber then
@@ -93,15 +111,7 @@ export function reconnectWhenSilent(
     if (checking || connection.status !== 'ready') return;
     checking = true;
     const silence = sleep(check.withinMs, 'silent' as const, { ref: false });
-    // An error reply is an answer; a command timeout (publishers have one) is silence.
-    const answer = connection.ping().then(
-      () => 'answered' as const,
-      (error: unknown) =>
-        error instanceof Error && error.message === 'Command timed out'
-          ? ('silent' as const)
-          : ('answered' as const),
-    );
-    void Promise.race([answer, silence]).then((outcome) => {
+    void Promise.race([answers(connection, check.withinMs), silence]).then((outcome) => {
       checking = false;
       if (outcome === 'answered' || connection.status !== 'ready') return;
       log.warn(

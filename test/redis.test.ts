@@ -1,7 +1,9 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
-import { whenReady } from '../src/redis.js';
+import { reconnectWhenSilent, whenReady } from '../src/redis.js';
 
 const closers: Array<() => void> = [];
 afterEach(() => {
@@ -10,16 +12,63 @@ afterEach(() => {
 
 /**
  * Stands in for Redis as far as ioredis's handshake goes: HELLO 3 answered with a RESP3 map, every
- * other command (CLIENT SETINFO) with OK. Without a ready check, the connection is then ready.
+ * other command (CLIENT SETINFO) with OK, so that without a ready check the connection is ready.
+ * A PING is answered after `pingAnswerMs`, or never (undefined): answers still come in order.
  */
-function answerHandshake(connection: Socket): void {
+function answerHandshake(connection: Socket, pingAnswerMs?: number): void {
   connection.on('data', (data) => {
-    for (const command of String(data)
+    const commands = String(data)
       .split(/\*\d+\r\n/)
-      .slice(1))
-      connection.write(/hello/i.test(command) ? '%1\r\n+proto\r\n:3\r\n' : '+OK\r\n');
+      .slice(1);
+    for (const command of commands) {
+      if (/hello/i.test(command)) connection.write('%1\r\n+proto\r\n:3\r\n');
+      else if (!/ping/i.test(command)) connection.write('+OK\r\n');
+      else if (pingAnswerMs !== undefined)
+        setTimeout(() => connection.writable && connection.write('+PONG\r\n'), pingAnswerMs);
+    }
   });
 }
+
+/** A stand-in Redis whose PINGs are answered after `pingAnswerMs` (never: undefined). */
+async function pausingRedis(pingAnswerMs: number | undefined): Promise<number> {
+  const server = createServer((connection) => answerHandshake(connection, pingAnswerMs));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => server.close());
+  return (server.address() as { port: number }).port;
+}
+
+/** A connection as publishers have it (500 ms command timeout), checked every 100 ms. */
+async function checkedConnection(port: number, withinMs: number) {
+  const redis = new Redis({
+    port,
+    host: '127.0.0.1',
+    enableReadyCheck: false,
+    commandTimeout: 500,
+  });
+  redis.on('error', () => undefined);
+  closers.push(() => redis.disconnect());
+  await whenReady([redis], 5_000);
+  expect(redis.status).toBe('ready');
+  const warnings: string[] = [];
+  const log = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+  let drops = 0;
+  redis.on('close', () => (drops += 1));
+  reconnectWhenSilent(redis, log, 'test', { everyMs: 100, withinMs });
+  return { warnings, drops: () => drops };
+}
+
+it('keeps a connection whose PINGs are answered after its command timeout, within the check', async () => {
+  const { warnings, drops } = await checkedConnection(await pausingRedis(800), 3_000);
+  await sleep(2_500); // a dozen checks
+  expect(drops()).toBe(0);
+  expect(warnings).toEqual([]);
+});
+
+it('reconnects a connection whose PINGs get no answer within the check', async () => {
+  const { warnings, drops } = await checkedConnection(await pausingRedis(undefined), 1_000);
+  await expect.poll(drops, { timeout: 5_000 }).toBeGreaterThan(0);
+  expect(warnings.join('')).toContain('Redis connection silent; reconnecting');
+});
 
 /** A port nothing listens on yet. */
 async function freePort(): Promise<number> {
