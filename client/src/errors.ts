@@ -31,18 +31,22 @@ export class UnexpectedResponseError extends Error {
   readonly status: number;
   /** The body as received: parsed JSON, or text. */
   readonly body: unknown;
+  /** `Retry-After` in seconds, when it came (a gateway's or CDN's 429 or 503). */
+  readonly retryAfter: number | undefined;
 
-  constructor(status: number, body: unknown) {
+  constructor(status: number, body: unknown, retryAfter?: number) {
     super(`Unexpected ${status} response`);
     this.status = status;
     this.body = body;
+    this.retryAfter = retryAfter;
   }
 }
 
 /** The error for a response that is not ok, its body already parsed (JSON if it was, else text). */
 export function errorOf(response: Response, body: unknown): ApiError | UnexpectedResponseError {
-  if (!isErrorBody(body)) return new UnexpectedResponseError(response.status, body);
-  return new ApiError(response.status, body, secondsToWait(response.headers.get('retry-after')));
+  const retryAfter = secondsToWait(response.headers.get('retry-after'));
+  if (!isErrorBody(body)) return new UnexpectedResponseError(response.status, body, retryAfter);
+  return new ApiError(response.status, body, retryAfter);
 }
 
 /**

@@ -49,19 +49,27 @@ export class Session {
     return this.options.store.get();
   }
 
-  /**
-   * The tokens to make a call with, renewed first when the access token is about to expire.
-   * `sameAccount`: `null` (as if signed out) when the renewal found another user signed in
-   * meanwhile, for a call that was made for the user who is gone.
-   */
-  async forCall({ sameAccount = false } = {}): Promise<Tokens | null> {
+  /** The tokens to make a call with, renewed first when the access token is about to expire. */
+  async forCall(): Promise<Tokens | null> {
     const tokens = await this.tokens();
-    const expiresAt = tokens?.expiresAt;
-    if (tokens === null || expiresAt === undefined) return tokens;
-    if (this.options.now() < expiresAt - RENEW_MARGIN_MS) return tokens;
-    const renewed = await this.renew(tokens);
-    if (!sameAccount || renewed === null) return renewed;
-    return accountOf(renewed) === accountOf(tokens) ? renewed : null;
+    return tokens === null ? null : this.fresh(tokens);
+  }
+
+  /**
+   * `forCall` for a call made for the user signed in now: `USER_GONE` when the renewal found them
+   * signed out, or another user signed in meanwhile; `null` when nobody was signed in.
+   */
+  async forCallOfThisUser(): Promise<Tokens | null | typeof USER_GONE> {
+    const tokens = await this.tokens();
+    if (tokens === null) return null;
+    const fresh = await this.fresh(tokens);
+    return fresh !== null && accountOf(fresh) === accountOf(tokens) ? fresh : USER_GONE;
+  }
+
+  private async fresh(tokens: Tokens): Promise<Tokens | null> {
+    const expiresAt = tokens.expiresAt;
+    if (expiresAt === undefined || this.options.now() < expiresAt - RENEW_MARGIN_MS) return tokens;
+    return this.renew(tokens);
   }
 
   /**
@@ -137,7 +145,9 @@ export class Session {
  */
 export function authorizedFetch(session: Session, fetch: Fetch): Fetch {
   return async (request) => {
-    const tokens = await session.forCall({ sameAccount: true });
+    const tokens = await session.forCallOfThisUser();
+    // Not sent at all: anonymous, it could still succeed (a code request, a directory page).
+    if (tokens === USER_GONE) return userGone();
     if (tokens === null) return fetch(request);
     const again = request.clone();
     const response = await fetch(withBearer(request, tokens.accessToken));
@@ -152,6 +162,18 @@ export function authorizedFetch(session: Session, fetch: Fetch): Fetch {
     await response.body?.cancel();
     return fetch(withBearer(again, renewed.accessToken));
   };
+}
+
+/** A call's user signed out (or another signed in) before it could be made. */
+const USER_GONE = Symbol('user gone');
+
+/** The service's own answer to a call without a token where one is needed. */
+function userGone(): Response {
+  const body = { error: 'unauthorized', message: 'A valid access token is required.' };
+  return new Response(JSON.stringify(body), {
+    status: 401,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 /**

@@ -1,6 +1,11 @@
 // How an error answer becomes an ApiError: Retry-After in either of HTTP's two forms.
 import { describe, expect, it } from 'vitest';
-import { ApiError, errorOf, secondsToWait } from '../../client/src/errors.js';
+import {
+  ApiError,
+  errorOf,
+  secondsToWait,
+  UnexpectedResponseError,
+} from '../../client/src/errors.js';
 
 const NOW = Date.parse('2026-11-28T12:00:00Z');
 
@@ -35,5 +40,15 @@ describe('Retry-After', () => {
       expect((error as ApiError).retryAfter).toBeGreaterThanOrEqual(expected - 1);
       expect((error as ApiError).retryAfter).toBeLessThanOrEqual(expected);
     }
+  });
+
+  it('is carried by the UnexpectedResponseError of a gateway’s 429, whose body is not the service’s', () => {
+    const response = new Response('<html>429 Too Many Requests</html>', {
+      status: 429,
+      headers: { 'content-type': 'text/html', 'retry-after': '30' },
+    });
+    const error = errorOf(response, '<html>429 Too Many Requests</html>');
+    expect(error).toBeInstanceOf(UnexpectedResponseError);
+    expect(error.retryAfter).toBe(30);
   });
 });

@@ -89,7 +89,7 @@ export class ChatCatchUp {
    * socket's resync, which repairs everything anyway).
    */
   receive(frame: ServerFrame, current: () => boolean = () => true): Promise<void> {
-    const handled = this.queue.then(() => (current() ? this.handle(frame) : undefined));
+    const handled = this.queue.then(() => (current() ? this.handle(frame, current) : undefined));
     this.queue = handled.catch(() => undefined);
     return handled;
   }
@@ -99,15 +99,16 @@ export class ChatCatchUp {
     return this.queue;
   }
 
-  private async handle(frame: ServerFrame): Promise<void> {
+  /** `current` is asked again before each request: a closed connection reads nothing more. */
+  private async handle(frame: ServerFrame, current: () => boolean): Promise<void> {
     switch (frame.type) {
       case 'ready':
       case 'resync_required':
-        return this.resync();
+        return this.resync(current);
       case 'message.created':
       case 'message.updated':
       case 'message.deleted':
-        return this.apply(frame);
+        return this.apply(frame, current);
       case 'conversation.read':
         return this.read(frame);
       case 'typing':
@@ -117,11 +118,11 @@ export class ChatCatchUp {
     }
   }
 
-  private async apply(frame: MessageFrame): Promise<void> {
+  private async apply(frame: MessageFrame, current: () => boolean): Promise<void> {
     const { type, conversation_id: id, version, chat_message } = frame;
     const own = this.versions.get(id);
     if (own !== undefined && version <= own) return; // applied already
-    if (own !== undefined && version > own + 1) return this.catchUp(id); // missed some
+    if (own !== undefined && version > own + 1) return this.catchUp(id, current); // missed some
     this.versions.set(id, version);
     this.deliver({ type, conversation_id: id, version, chat_message, source: 'socket' });
   }
@@ -140,12 +141,12 @@ export class ChatCatchUp {
   }
 
   /** Pages `changes` from the conversation's version until `has_more` is false. */
-  private async catchUp(id: string): Promise<void> {
+  private async catchUp(id: string, current: () => boolean): Promise<void> {
     for (;;) {
       const since = this.versions.get(id);
-      if (since === undefined) return; // forgotten meanwhile
+      if (since === undefined || !current()) return; // forgotten, or closed, meanwhile
       const page = await this.history.changes(id, since);
-      if (!this.versions.has(id)) return; // forgotten while the page was read
+      if (!this.versions.has(id) || !current()) return; // forgotten, or closed, during the read
       if (page === null) return this.forget(id);
       for (const message of page.messages) this.applyChange(id, message);
       this.track(id, page.version);
@@ -161,17 +162,20 @@ export class ChatCatchUp {
     this.deliver(changeEvent(id, message));
   }
 
-  private async resync(): Promise<void> {
+  private async resync(current: () => boolean): Promise<void> {
     const overview = await this.history.overview();
-    const listed = await this.listedVersions(overview);
+    if (!current()) return;
+    const listed = await this.listedVersions(overview, current);
     // Moved, or not on the pages read (asking its `changes` tells as much as finding it would).
     const moved = [...this.versions].filter(([id, own]) => (listed.get(id) ?? Infinity) > own);
     const ids = moved.map(([id]) => id);
     const caughtUp = ids.length > 0;
     const worker = async () => {
-      for (let id = ids.shift(); id !== undefined; id = ids.shift()) await this.catchUp(id);
+      for (let id = ids.shift(); id !== undefined; id = ids.shift())
+        await this.catchUp(id, current);
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_CATCH_UPS, ids.length) }, worker));
+    if (!current()) return;
     // The list and counts as they are now: the events just handed over may be newer than the
     // first reading, and `sync` must not take the app back behind them.
     const { conversations, next_cursor, unread } = caughtUp
@@ -181,11 +185,14 @@ export class ChatCatchUp {
   }
 
   /** The versions the list shows: its first page, then more while tracked ones are not on it. */
-  private async listedVersions(overview: ChatOverview): Promise<Map<string, number>> {
+  private async listedVersions(
+    overview: ChatOverview,
+    current: () => boolean,
+  ): Promise<Map<string, number>> {
     const listed = new Map(overview.conversations.map((c) => [c.id, c.version]));
     const unseen = () => [...this.versions.keys()].some((id) => !listed.has(id));
     let cursor = overview.next_cursor;
-    for (let pages = 0; cursor !== null && pages < MORE_PAGES && unseen(); pages++) {
+    for (let pages = 0; cursor !== null && pages < MORE_PAGES && unseen() && current(); pages++) {
       if (this.history.more === undefined) break;
       const page = await this.history.more(cursor);
       for (const c of page.conversations) listed.set(c.id, c.version);

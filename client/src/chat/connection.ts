@@ -73,6 +73,8 @@ export class ChatConnection {
   private userId: string | undefined;
   /** Stops listening to sign-ins and sign-outs. */
   private readonly unwatch: () => void;
+  /** Sign-ins and sign-outs seen (see `currentTokens`). */
+  private accountChanges = 0;
   private readonly deps: ChatDependencies;
   private readonly options: ChatConnectionOptions;
 
@@ -137,7 +139,7 @@ export class ChatConnection {
     this.setState({ status: 'connecting', attempt: this.backoff.attempt });
     let tokens: Tokens | null;
     try {
-      tokens = await this.deps.tokens();
+      tokens = await this.currentTokens();
     } catch (error) {
       if (this.stopped) return;
       this.listeners.emit('error', error); // the refresh failed: network, 429, 503
@@ -160,6 +162,18 @@ export class ChatConnection {
       });
     }
     this.attach(socket, tokens);
+  }
+
+  /**
+   * The store's tokens, read again if the account changed while they were read (an asynchronous
+   * store answers with what it held when the read began): no socket opens for a user who left.
+   */
+  private async currentTokens(): Promise<Tokens | null> {
+    for (;;) {
+      const changes = this.accountChanges;
+      const tokens = await this.deps.tokens();
+      if (changes === this.accountChanges || this.stopped) return tokens;
+    }
   }
 
   private attach(socket: WebSocket, tokens: Tokens): void {
@@ -188,6 +202,7 @@ export class ChatConnection {
           if (frame.type === 'ready' && socket === this.socket) this.syncedAt = Date.now();
         },
         (error: unknown) => {
+          if (socket !== this.socket) return; // closed, or dropped: its catch-up no longer matters
           this.listeners.emit('error', error);
           this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
         },
@@ -227,6 +242,7 @@ export class ChatConnection {
    */
   private accountChanged(tokens: Tokens | null): void {
     if (this.stopped) return;
+    this.accountChanges += 1;
     if (tokens === null) return this.finish({ status: 'signed_out' });
     const user = accountOf(tokens);
     if (user === undefined) return; // not a JWT: nothing to compare
@@ -269,6 +285,7 @@ export class ChatConnection {
     try {
       renewed = await this.deps.renew(refused);
     } catch (error) {
+      if (this.stopped) return;
       this.listeners.emit('error', error);
       renewed = refused; // the refresh itself failed: try again later, as after any close
     }
@@ -284,6 +301,7 @@ export class ChatConnection {
     const attempt = this.backoff.attempt;
     const inMs = this.backoff.next(kind);
     this.setState({ status: 'reconnecting', attempt, inMs, closeCode });
+    if (this.stopped) return; // a listener closed the connection: no timer outlives it
     this.reconnectTimer = setTimeout(() => void this.open(), inMs);
   }
 

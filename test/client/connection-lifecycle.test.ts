@@ -1,0 +1,194 @@
+// The chat connection's life against fake sockets: nothing outlives close(), and no socket opens
+// for a user who signed out while it was being opened.
+import { describe, expect, it } from 'vitest';
+import type { ChatHistory } from '../../client/src/chat/catch-up.js';
+import { ChatConnection, type WebSocketConstructor } from '../../client/src/chat/connection.js';
+import { createAccountClient, type Tokens, type TokenStore } from '../../client/src/index.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A fake chat socket: answers `ready` for `user` to the auth frame; `all` lists every one made. */
+function fakeSockets(userOf: (token: string) => string = () => 'ada') {
+  const all: FakeSocket[] = [];
+  class FakeSocket {
+    readyState = 0;
+    onopen: (() => void) | null = null;
+    onmessage: ((event: { data: string }) => void) | null = null;
+    onclose: ((event: { code: number; reason: string }) => void) | null = null;
+    onerror: (() => void) | null = null;
+    sent: string[] = [];
+    constructor() {
+      all.push(this);
+      setTimeout(() => {
+        this.readyState = 1;
+        this.onopen?.();
+      }, 1);
+    }
+    send(frame: string) {
+      this.sent.push(frame);
+      const parsed = JSON.parse(frame) as { type: string; access_token?: string };
+      if (parsed.type !== 'auth') return;
+      const ready = { type: 'ready', user_id: userOf(parsed.access_token ?? ''), session_id: 's' };
+      setTimeout(() => this.onmessage?.({ data: JSON.stringify(ready) }), 1);
+    }
+    serverSends(frame: object) {
+      this.onmessage?.({ data: JSON.stringify(frame) });
+    }
+    serverCloses(code: number) {
+      this.readyState = 3;
+      this.onclose?.({ code, reason: '' });
+    }
+    close() {
+      this.readyState = 3;
+    }
+  }
+  return { all, impl: FakeSocket as unknown as WebSocketConstructor };
+}
+
+const emptyOverview: ChatHistory['overview'] = async () => ({
+  conversations: [],
+  next_cursor: null,
+  unread: {} as never,
+});
+
+/** A connection of user Ada through `sockets`, catching up from `history`. */
+function connectionOf(
+  sockets: ReturnType<typeof fakeSockets>,
+  history: ChatHistory,
+  options: Omit<ConstructorParameters<typeof ChatConnection>[1], 'webSocketImpl'> = {},
+): ChatConnection {
+  const deps = {
+    url: 'ws://x.test/api/chat/ws',
+    tokens: async () => ({ accessToken: 'a', refreshToken: 'r' }),
+    renew: async () => null,
+    now: Date.now,
+    history,
+  };
+  return new ChatConnection(deps, { webSocketImpl: sockets.impl, ...options });
+}
+
+describe('after close()', () => {
+  it('calls no listener: a catch-up that was in flight and fails is not reported', async () => {
+    const sockets = fakeSockets();
+    let fail: (error: Error) => void = () => undefined;
+    const chat = connectionOf(sockets, {
+      changes: async () => null,
+      overview: () => new Promise((_, reject) => (fail = reject)), // in flight
+    });
+    const errors: unknown[] = [];
+    chat.on('error', (error) => errors.push(error));
+    await expect.poll(() => chat.state.status).toBe('open'); // its resync is now reading the list
+    chat.close();
+    fail(new Error('503 after close'));
+    await sleep(10);
+    expect(errors).toEqual([]);
+  });
+
+  it('makes no more catch-up requests: a resync under way stops', async () => {
+    const sockets = fakeSockets();
+    const asked: number[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const chat = connectionOf(
+      sockets,
+      {
+        // 50 pages of changes to read for c.
+        changes: async (_id, since) => {
+          asked.push(since);
+          await gate;
+          return { messages: [], version: since + 1, has_more: since + 1 < 50 };
+        },
+        overview: async () => ({
+          conversations: [{ id: 'c', version: 50 } as never],
+          next_cursor: null,
+          unread: {} as never,
+        }),
+      },
+      { versions: [['c', 0]] },
+    );
+    await expect.poll(() => asked.length).toBe(1);
+    chat.close();
+    release();
+    await sleep(50);
+    expect(asked.length).toBe(1);
+  });
+
+  it('leaves no timer behind when a state listener closes on `reconnecting`', async () => {
+    const sockets = fakeSockets();
+    const chat = connectionOf(
+      sockets,
+      { changes: async () => null, overview: emptyOverview },
+      {
+        backoff: { baseMs: 60_000, capMs: 60_000 },
+        random: () => 0.5,
+      },
+    );
+    chat.on('state', (state) => {
+      if (state.status === 'reconnecting') chat.close(); // e.g. "stop on the first drop"
+    });
+    await expect.poll(() => chat.state.status).toBe('open');
+    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    sockets.all[0]!.serverCloses(1006);
+    expect(chat.state.status).toBe('closed');
+    const after = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    // Liveness' timer went, and no reconnect timer came in its place.
+    expect(after).toBeLessThan(before);
+  });
+});
+
+describe('a sign-in of another user while the first connection is being opened', () => {
+  const jwt = (user: string) =>
+    `e30.${Buffer.from(JSON.stringify({ sub: user, sid: `${user}-s` })).toString('base64url')}.sig`;
+  it('opens no socket for the user who left: it reads the store again', async () => {
+    // An asynchronous store (React Native secure storage): a read returns what it held when it began.
+    let held: Tokens | null = {
+      accessToken: jwt('ada'),
+      refreshToken: 'ra',
+      expiresAt: Date.now() + 900_000,
+    };
+    const store: TokenStore = {
+      get: async () => {
+        const value = held;
+        await sleep(20);
+        return value;
+      },
+      set: async (next) => {
+        held = next;
+      },
+    };
+    const fetch = async (request: Request) => {
+      const path = new URL(request.url).pathname;
+      const body =
+        path === '/api/chat/conversations'
+          ? { conversations: [], next_cursor: null }
+          : path === '/api/chat/unread'
+            ? { total_unread_count: 0, unread_conversations: 0 }
+            : {
+                message: 'Login successful',
+                user: { id: 'bob' },
+                access_token: jwt('bob'),
+                refresh_token: 'rb',
+                token_type: 'Bearer',
+                expires_in: 900,
+              };
+      return new Response(JSON.stringify(body), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
+    };
+    const api = createAccountClient({ baseUrl: 'http://x.test', fetch, store });
+    const sockets = fakeSockets(
+      (token) => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).sub,
+    );
+    const chat = api.connectChat({ webSocketImpl: sockets.impl });
+    const states: unknown[] = [];
+    chat.on('state', (state) => states.push(state));
+    await sleep(5); // the connection is reading the store
+    await api.login({ email: 'bob@example.com', password: 'x' });
+    await sleep(60);
+    // Never Ada's socket, which would hand Ada's events to Bob's app.
+    expect(sockets.all.flatMap((socket) => socket.sent).join()).not.toContain(jwt('ada'));
+    expect(chat.state).toMatchObject({ status: 'open', userId: 'bob' });
+    chat.close();
+  });
+});
