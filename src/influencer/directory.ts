@@ -77,9 +77,12 @@ function relationsOf(rows: readonly ListedProfile[]): Relations {
   };
 }
 
-/** `q`: 1–100 code points after trimming, no control characters; folded like the stored text. */
+/**
+ * `q`: 1–100 code points after trimming, no control characters but white space; folded like the
+ * stored text. A tab or line break (a name pasted from elsewhere) is a space: names have none.
+ */
 function foldQuery(raw: string): string {
-  const q = raw.trim();
+  const q = raw.replace(/[\t\n\v\f\r]+/g, ' ').trim();
   const length = [...q].length;
   if (length === 0 || length > QUERY_MAX)
     throw Errors.validationFailed([
