@@ -15,6 +15,7 @@ import * as prefixesAfterSpaces from './migrations/011_prefixes_after_spaces.js'
 import * as prefixesAfterApostrophes from './migrations/012_prefixes_after_apostrophes.js';
 import * as passwordChangedAt from './migrations/013_password_changed_at.js';
 import * as unkeyedDigestsCleared from './migrations/014_unkeyed_digests_cleared.js';
+import * as lookAlikesFolded from './migrations/015_look_alikes_folded.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '012_prefixes_after_apostrophes': prefixesAfterApostrophes,
   '013_password_changed_at': passwordChangedAt,
   '014_unkeyed_digests_cleared': unkeyedDigestsCleared,
+  '015_look_alikes_folded': lookAlikesFolded,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -8,11 +8,41 @@
 const DIACRITICS = /[\u0300-\u036f]/g;
 
 /**
+ * What looks alike and is typed either way: variation selectors go (`❤️` from a phone's emoji
+ * keyboard is `❤`), typographic apostrophes and dashes are the ASCII ones (`O’Neil` from a phone's
+ * smart punctuation finds `O'Neil`), and Latin letters that are not a letter plus an accent, so
+ * that NFD leaves alone, are their base letters (`søren` finds `Søren` as `jose` finds `José`).
+ */
+const LOOK_ALIKES: Record<string, string> = {
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u201b': "'",
+  '\u02bc': "'",
+  '\u2032': "'",
+  '\u2010': '-',
+  '\u2012': '-',
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2015': '-',
+  '\u2212': '-',
+  ø: 'o',
+  ł: 'l',
+  đ: 'd',
+  ħ: 'h',
+  ŧ: 't',
+  æ: 'ae',
+  œ: 'oe',
+};
+const LOOK_ALIKE = new RegExp(`[${Object.keys(LOOK_ALIKES).join('')}]`, 'gu');
+const VARIATION_SELECTORS = /[\ufe00-\ufe0f]/gu;
+
+/**
  * Folds text for matching: compatibility forms unified (NFKC: `ﬁ` → `fi`, full-width → ASCII),
- * full case folding (`É` → `é`, `ß`/`ẞ`/`SS` → `ss`, final `ς` → `σ`), then accents removed
- * (`é` → `e`, `Σοφία` → `σοφια`). Lower → upper → lower approximates Unicode full case folding
- * with what JavaScript has: the upper step expands `ß` to `SS`, the first lower step catches
- * capitals whose upper case is themselves (`ẞ`). Idempotent: fold(fold(x)) === fold(x).
+ * full case folding (`É` → `é`, `ß`/`ẞ`/`SS` → `ss`, final `ς` → `σ`), look-alikes made one
+ * (LOOK_ALIKES), then accents removed (`é` → `e`, `Σοφία` → `σοφια`). Lower → upper → lower
+ * approximates Unicode full case folding with what JavaScript has: the upper step expands `ß` to
+ * `SS`, the first lower step catches capitals whose upper case is themselves (`ẞ`). Idempotent:
+ * fold(fold(x)) === fold(x). Stored with every profile: a change here needs a migration (015).
  */
 export function foldSearchText(text: string): string {
   return text
@@ -21,8 +51,10 @@ export function foldSearchText(text: string): string {
     .toUpperCase()
     .toLowerCase()
     .replace(/ς/g, 'σ')
+    .replace(VARIATION_SELECTORS, '')
     .normalize('NFD')
     .replace(DIACRITICS, '')
+    .replace(LOOK_ALIKE, (c) => LOOK_ALIKES[c] ?? c) // after: `ǿ` is `ø` once its accent went
     .normalize('NFC');
 }
 

@@ -1,16 +1,18 @@
-import type {
-  Kysely,
-  KyselyPlugin,
-  PluginTransformQueryArgs,
-  PluginTransformResultArgs,
-  QueryResult,
-  RootOperationNode,
-  UnknownRow,
+import {
+  sql,
+  type Kysely,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
 } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { up as symbolFacets } from '../../src/db/migrations/007_symbol_facets.js';
 import { up as prefixesAfterSpaces } from '../../src/db/migrations/011_prefixes_after_spaces.js';
 import { up as prefixesAfterApostrophes } from '../../src/db/migrations/012_prefixes_after_apostrophes.js';
+import { up as lookAlikesFolded } from '../../src/db/migrations/015_look_alikes_folded.js';
 import { backends } from '../helpers/backends.js';
 import { STRONG_PASSWORD, TestApp } from '../helpers/test-app.js';
 import { confirmedAccount, creator } from '../influencer/support.js';
@@ -40,7 +42,37 @@ class AfterFirstQuery implements KyselyPlugin {
   }
 }
 
-const migrations = [
+interface FacetMigration {
+  readonly name: string;
+  readonly up: typeof symbolFacets;
+  /** The facets it lists the profiles under; the last one's text finds them both. */
+  readonly added: string[];
+  readonly names: [string, string];
+  /** Puts the profiles `ids` back as they were before it (default: without the added facets). */
+  readonly asBefore?: (t: TestApp, ids: string[]) => Promise<void>;
+}
+
+/** Before 015, a dash was stored as typed (`–`), and listed under its own facets. */
+async function dashesAsTyped(t: TestApp, ids: string[]): Promise<void> {
+  const typed = sql<string>`replace(search_name, '-', '–')`;
+  await t.db
+    .updateTable('influencer_profiles')
+    .set({ search_name: typed })
+    .where('id', 'in', ids)
+    .execute();
+  await t.db
+    .updateTable('influencer_facets')
+    .set({ search_name: typed })
+    .where('influencer_id', 'in', ids)
+    .execute();
+  await t.db
+    .deleteFrom('influencer_facets')
+    .where('influencer_id', 'in', ids)
+    .where('facet', 'in', ['s:-', 'p:-'])
+    .execute();
+}
+
+const migrations: FacetMigration[] = [
   {
     name: '007 symbol facets',
     up: symbolFacets,
@@ -59,7 +91,23 @@ const migrations = [
     added: ['p:q', 'p:qu'],
     names: ["Zed O'Quill", 'Ann O’Quinn'],
   },
+  {
+    name: '015 look-alikes folded',
+    up: lookAlikesFolded,
+    added: ['s:-', 'p:-'],
+    names: ['Ada – Live', 'Bo — Sings'],
+    asBefore: dashesAsTyped,
+  },
 ];
+
+async function asBefore(t: TestApp, migration: FacetMigration, ids: string[]): Promise<void> {
+  if (migration.asBefore !== undefined) return migration.asBefore(t, ids);
+  await t.db
+    .deleteFrom('influencer_facets')
+    .where('influencer_id', 'in', ids)
+    .where('facet', 'in', migration.added)
+    .execute();
+}
 
 /** Runs `migration` in a transaction, as the Migrator does, with `meanwhile` after its first query. */
 async function runWhile(
@@ -91,16 +139,12 @@ describe.skipIf(postgres === undefined)('facet migrations racing a follow (postg
 
   it.each(migrations)(
     '$name: the added rows count the follow; the directory pages to its end',
-    async ({ up, added, names }) => {
+    async (migration) => {
+      const { up, added, names } = migration;
       const followed = await creator(t, { display_name: names[0] });
       const other = await creator(t, { display_name: names[1] });
       const ids = [followed.id, other.id];
-      // As before the migration: the profiles lack the rows it adds.
-      await t.db
-        .deleteFrom('influencer_facets')
-        .where('influencer_id', 'in', ids)
-        .where('facet', 'in', added)
-        .execute();
+      await asBefore(t, migration, ids);
       const fan = await confirmedAccount(t);
       let follow: Promise<number> | undefined;
       await runWhile(t, up, async () => {
@@ -139,13 +183,10 @@ describe.skipIf(postgres === undefined)('facet migrations racing a follow (postg
 
   it.each(migrations)(
     '$name: an account deletion meanwhile (it locks the profile row first) waits, no deadlock',
-    async ({ up, added, names }) => {
+    async (migration) => {
+      const { up, names } = migration;
       const leaving = await creator(t, { display_name: names[0] });
-      await t.db
-        .deleteFrom('influencer_facets')
-        .where('influencer_id', '=', leaving.id)
-        .where('facet', 'in', added)
-        .execute();
+      await asBefore(t, migration, [leaving.id]);
       let deletion: Promise<number> | undefined;
       await runWhile(t, up, async () => {
         deletion = t

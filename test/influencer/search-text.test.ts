@@ -28,6 +28,11 @@ describe('foldSearchText', () => {
     ['İstanbul', 'istanbul'],
     ['Zoe\u0308', 'zoe'], // decomposed input
     ['100% _real_ \\o/', '100% _real_ \\o/'],
+    ['❤\ufe0f Love', '❤ love'], // the emoji keyboard's heart
+    ['O’Neil', "o'neil"], // a phone's smart punctuation
+    ['Ada – Music — Live −1', 'ada - music - live -1'],
+    ['Søren Łukasz Đorđe', 'soren lukasz dorde'],
+    ['ÆSIR Œuvre', 'aesir oeuvre'],
   ])('%s → %s', (input, folded) => {
     expect(foldSearchText(input)).toBe(folded);
   });

@@ -6,7 +6,10 @@ import { prefixFacet, prefixTokens } from '../../influencer/search-text.js';
 export interface ListedProfile {
   id: string;
   handle: string;
+  display_name: string;
   search_name: string;
+  /** JSON array of category slugs. */
+  categories: string;
   followers_count: number;
   created_at: number;
 }
@@ -38,7 +41,15 @@ export async function* listedProfiles(untyped: Kysely<unknown>): AsyncGenerator<
   for (let after = ''; ;) {
     const profiles = await db
       .selectFrom('influencer_profiles')
-      .select(['id', 'handle', 'search_name', 'followers_count', 'created_at'])
+      .select([
+        'id',
+        'handle',
+        'display_name',
+        'search_name',
+        'categories',
+        'followers_count',
+        'created_at',
+      ])
       .where('id', '>', after)
       .orderBy('id')
       .limit(BATCH)
