@@ -77,7 +77,9 @@ export interface RedisOptions {
 /**
  * Pings until an answer comes (an error reply is one), for up to `withinMs`: a connection with a
  * command timeout (500 ms for publishers and limits) gives up on each PING sooner than that, and
- * a Redis that pauses for a second (a fork for a snapshot, a slow command) is not silent.
+ * a Redis that pauses for a second (a fork for a snapshot, a slow command), then answers what
+ * queued up, is not silent. One slower than the command timeout all along is dropped: every
+ * command of that connection times out anyway.
  */
 async function answers(connection: Redis, withinMs: number): Promise<'answered' | 'silent'> {
   const deadline = Date.now() + withinMs;
