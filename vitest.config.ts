@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
-// better-sqlite3 13 crashes the process without a word on Node older than 22 (see README).
-if (Number(process.versions.node.split('.')[0]) < 22) {
+// better-sqlite3 13 crashes the process without a word on Node older than 22, and Node 22 before
+// 22.12 lacks what the service uses (src/main.cts, README).
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
   throw new Error(
-    `Node ${process.version} is too old: the tests run on Node 22, 24 or 26 (e.g. export PATH="$(.ci/install-node 26.10.0)/bin:$PATH", then npm ci).`,
+    `Node ${process.version} is too old: the tests run on Node 22.12+, 24 or 26 (e.g. export PATH="$(.ci/install-node 26.10.0)/bin:$PATH", then npm ci).`,
   );
 }
 

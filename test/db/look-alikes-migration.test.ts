@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { up } from '../../src/db/migrations/015_look_alikes_folded.js';
+import { facetRows } from '../../src/influencer/profiles.store.js';
+import { facetsOf } from '../../src/influencer/search-text.js';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
 import { creator } from '../influencer/support.js';
@@ -42,23 +44,24 @@ describe.each(backends)('migration 015: look-alikes folded ($name)', (backend) =
     for (const display_name of names) profiles.push(await creator(t, { display_name }));
     const today = await Promise.all(profiles.map((profile) => listing(profile.id)));
     // As the earlier release wrote the first two: the fold kept what it did not know.
-    const before = ['søren o’neil ❤\ufe0f', 'ada – live'];
-    for (const [i, search_name] of before.entries()) {
+    const before = [
+      ['søren o’neil ❤\ufe0f', 's:’'],
+      ['ada – live', 's:–'],
+    ];
+    for (const [i, [search_name, stale]] of before.entries()) {
       const id = profiles[i]!.id;
-      await t.db
+      const row = await t.db
         .updateTable('influencer_profiles')
         .set({ search_name })
         .where('id', '=', id)
-        .execute();
+        .returning(['id', 'handle', 'followers_count', 'created_at', 'search_name'])
+        .executeTakeFirstOrThrow();
+      const listedBefore = facetsOf({ ...row, categories: ['music'] }); // as creator() made them
+      expect(listedBefore).toContain(stale); // gone after the migration
+      await t.db.deleteFrom('influencer_facets').where('influencer_id', '=', id).execute();
       await t.db
-        .deleteFrom('influencer_facets')
-        .where('influencer_id', '=', id)
-        .where('facet', 'like', 'p:%')
-        .execute();
-      await t.db
-        .updateTable('influencer_facets')
-        .set({ search_name })
-        .where('influencer_id', '=', id)
+        .insertInto('influencer_facets')
+        .values(facetRows({ ...row, created_at: Number(row.created_at) }, listedBefore))
         .execute();
     }
     expect(await found("o'neil")).toEqual([]);
