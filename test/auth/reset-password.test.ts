@@ -406,7 +406,7 @@ describe.each(backends)('a reset code whose e-mail fails to send ($name)', (back
     expect(reset.statusCode).toBe(200); // the fifth try, and the right code
   });
 
-  it('a reset asked for before a password change is not mailed after it (its send failed, then retried)', async () => {
+  it('a reset asked for before a password change mails no usable code after it (its send failed, then retried)', async () => {
     const account = await t.register();
     await t.codeFor(account.email);
     await t.smtp.stop();
@@ -424,14 +424,28 @@ describe.each(backends)('a reset code whose e-mail fails to send ($name)', (back
     expect(changed.statusCode).toBe(200);
     await t.smtp.listen();
     // The change's notification goes out; the reset request is dropped, not mailed with a new code.
-    expect((await t.smtp.waitFor(account.email, 2, 10_000)).subject).toBe(
-      'Your password was changed',
+    const subjects = () => t.smtp.mailsTo(account.email).map((mail) => mail.subject);
+    await vi.waitFor(
+      () => expect(subjects()).toContain('Your password was changed'),
+      WAIT_FOR_SEND,
     );
     await vi.waitFor(
       async () => expect(await t.db.selectFrom('mail_outbox').select('id').execute()).toEqual([]),
       WAIT_FOR_SEND,
     );
-    expect(t.smtp.mailsTo(account.email).map((mail) => mail.subject)).not.toContain(RESET_SUBJECT);
     expect(await codeRow(account.userId)).toBeUndefined();
+    // A retry composed just before the change committed may still be delivered (a send under way
+    // is not recalled: on a busy machine, its connection can outlast the change), but the change
+    // voided its code.
+    const resets = t.smtp.mailsTo(account.email).filter((mail) => mail.subject === RESET_SUBJECT);
+    expect(resets.length).toBeLessThanOrEqual(1);
+    for (const mail of resets) {
+      const used = await t.post('/api/reset-password', {
+        email: account.email,
+        code: mail.code,
+        new_password: 'another-Quiet-harbour-71',
+      });
+      expect([used.statusCode, used.json().error]).toEqual([400, 'invalid_code']);
+    }
   });
 });
