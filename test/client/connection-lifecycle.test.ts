@@ -192,3 +192,23 @@ describe('a sign-in of another user while the first connection is being opened',
     chat.close();
   });
 });
+
+describe('Retry-After', () => {
+  it('makes the reconnection after a catch-up refused with 429 wait at least as long', async () => {
+    const sockets = fakeSockets();
+    const limited = Object.assign(new Error('429'), { retryAfter: 42 });
+    const chat = connectionOf(
+      sockets,
+      { changes: async () => null, overview: async () => Promise.reject(limited) },
+      { backoff: { baseMs: 10, capMs: 20 } },
+    );
+    const waits: number[] = [];
+    chat.on('error', () => undefined);
+    chat.on('state', (state) => {
+      if (state.status === 'reconnecting') waits.push(state.inMs);
+    });
+    await expect.poll(() => waits.length).toBeGreaterThan(0);
+    chat.close();
+    expect(waits[0]).toBeGreaterThanOrEqual(42_000);
+  });
+});

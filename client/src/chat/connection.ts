@@ -75,6 +75,8 @@ export class ChatConnection {
   private readonly unwatch: () => void;
   /** Sign-ins and sign-outs seen (see `currentTokens`). */
   private accountChanges = 0;
+  /** The service's `Retry-After` of the error that ends this attempt: the next waits as long. */
+  private waitAtLeastMs = 0;
   private readonly deps: ChatDependencies;
   private readonly options: ChatConnectionOptions;
 
@@ -144,6 +146,7 @@ export class ChatConnection {
       if (this.stopped) return;
       this.listeners.emit('error', error); // the refresh failed: network, 429, 503
       if (this.stopped) return; // a listener closed the connection
+      this.waitAtLeast(error);
       return this.retry(undefined);
     }
     if (this.stopped) return;
@@ -204,6 +207,7 @@ export class ChatConnection {
         (error: unknown) => {
           if (socket !== this.socket) return; // closed, or dropped: its catch-up no longer matters
           this.listeners.emit('error', error);
+          this.waitAtLeast(error);
           this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
         },
       );
@@ -287,6 +291,7 @@ export class ChatConnection {
     } catch (error) {
       if (this.stopped) return;
       this.listeners.emit('error', error);
+      this.waitAtLeast(error);
       renewed = refused; // the refresh itself failed: try again later, as after any close
     }
     if (this.stopped) return;
@@ -299,10 +304,20 @@ export class ChatConnection {
     kind: 'reconnect' | 'spread' | 'wait' = 'reconnect',
   ): void {
     const attempt = this.backoff.attempt;
-    const inMs = this.backoff.next(kind);
+    const inMs = Math.max(this.backoff.next(kind), this.waitAtLeastMs);
+    this.waitAtLeastMs = 0;
     this.setState({ status: 'reconnecting', attempt, inMs, closeCode });
     if (this.stopped) return; // a listener closed the connection: no timer outlives it
     this.reconnectTimer = setTimeout(() => void this.open(), inMs);
+  }
+
+  /**
+   * A 429 or 503 that said how long to wait (`Retry-After`): the next attempt waits that long, up
+   * to 5 minutes (a proxy's advice of hours would leave the chat silent that long).
+   */
+  private waitAtLeast(error: unknown): void {
+    const seconds = (error as { retryAfter?: unknown } | null)?.retryAfter;
+    if (typeof seconds === 'number') this.waitAtLeastMs = Math.min(seconds, 300) * 1000;
   }
 
   private renewalOf(tokens: Tokens): Renewal {
