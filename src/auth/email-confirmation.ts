@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
-import { parseEmailAddress, sameAddress } from '../accounts/public-user.js';
+import { sameAddress } from '../accounts/public-user.js';
+import { addressOfAccount } from '../accounts/account-address.js';
 import { checkCode, consumeCheckedCode } from './one-time-codes.js';
 import { requestCode } from './code-requests.js';
 import type { Caller } from '../accounts/caller.js';
@@ -28,7 +29,7 @@ export async function sendConfirmationCode(
   rawEmail: string,
   caller?: Caller,
 ): Promise<void> {
-  const email = parseEmailAddress(rawEmail);
+  const email = await addressOfAccount(ctx.db, rawEmail);
   await assertCallerOwns(ctx, caller, email);
   await ctx.limits.withCodeSend(email, 'confirm_email', (requestedAt) =>
     requestCode(ctx, email, 'confirm_email', requestedAt),
@@ -42,7 +43,7 @@ export async function confirmEmail(
   code: string,
   caller?: Caller,
 ) {
-  const email = parseEmailAddress(rawEmail);
+  const email = await addressOfAccount(ctx.db, rawEmail);
   await assertCallerOwns(ctx, caller, email);
   const user = await findUserByEmail(ctx.db, email);
   // Every address takes a try (a decoy one if it has no code) before any answer.

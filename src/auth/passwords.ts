@@ -2,7 +2,7 @@ import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import { passwordChangedMessage, passwordResetMessage } from '../mail/messages.js';
 import { normalizePassword } from '../security/password-policy.js';
-import { parseEmailAddress } from '../accounts/public-user.js';
+import { addressOfAccount } from '../accounts/account-address.js';
 import { checkCode, consumeCheckedCode } from './one-time-codes.js';
 import { requestCode } from './code-requests.js';
 import type { Caller } from '../accounts/caller.js';
@@ -96,7 +96,7 @@ export async function changePassword(
 
 /** Same answer, and work, for every address; only a registered one gets a code (code-requests.ts). */
 export async function forgotPassword(ctx: ServiceContext, rawEmail: string): Promise<void> {
-  const email = parseEmailAddress(rawEmail);
+  const email = await addressOfAccount(ctx.db, rawEmail);
   await ctx.limits.withCodeSend(email, 'reset_password', (requestedAt) =>
     requestCode(ctx, email, 'reset_password', requestedAt),
   );
@@ -112,7 +112,7 @@ export async function resetPassword(
   code: string,
   next: string,
 ): Promise<void> {
-  const email = parseEmailAddress(rawEmail);
+  const email = await addressOfAccount(ctx.db, rawEmail);
   const problems = ctx.policy.problems(next, email, 'new_password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
   const found = await findUserByEmail(ctx.db, email);
