@@ -14,6 +14,8 @@ export function jsonObjectBodies(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('remove', 'remove');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // No route, no body to read: an unknown path answers 404 and a wrong method 405, whatever came.
+    if (request.is404) return done(null, undefined);
     if (!isUtf8Charset(request.headers['content-type'])) return done(Errors.unsupportedMediaType());
     if (body.length === 0) return done(null, undefined);
     let text: string;
@@ -26,6 +28,7 @@ export function jsonObjectBodies(app: FastifyInstance): void {
     parseJson(request, text, done);
   });
   app.addHook('preValidation', async (request) => {
+    if (request.is404) return;
     const { body } = request;
     const takesBody = request.routeOptions.schema?.body !== undefined;
     if (body === undefined && takesBody) request.body = {};

@@ -308,6 +308,28 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
       expect(allowed).toEqual(expect.arrayContaining(['GET', 'PATCH', 'DELETE']));
     });
 
+    it('an unknown route or a wrong method answers 404/405 whatever body came (no route reads it)', async () => {
+      const send = (method: 'POST' | 'PUT', url: string, payload: string, charset = '') =>
+        t.app.inject({
+          method,
+          url,
+          headers: { 'content-type': `application/json${charset}` },
+          payload,
+        });
+      for (const payload of ['[]', '42', '{"a":', '"\\ud800"'])
+        expectError(await send('POST', '/api/no-such-route', payload), 404, 'not_found');
+      expectError(
+        await send('POST', '/api/no-such-route', '{}', '; charset=latin1'),
+        404,
+        'not_found',
+      );
+      for (const payload of ['[]', '{"a":']) {
+        const login = await send('PUT', '/api/login', payload);
+        expectError(login, 405, 'method_not_allowed');
+        expect(login.headers.allow).toBe('POST');
+      }
+    });
+
     it('a path with a trailing slash is another path: 404 for every method, never a 405 naming one that 404s too', async () => {
       for (const method of ['GET', 'POST'] as const)
         expectError(await t.call(method, '/api/login/', { body: {} }), 404, 'not_found');

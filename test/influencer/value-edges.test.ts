@@ -53,7 +53,7 @@ describe.each(backends)('influencer values at their edges ($name)', (backend) =>
   });
 
   it('a display name or label must show something, and not reorder itself (bidi overrides)', async () => {
-    for (const invisible of ['\u200b', '\u200b\u200d\u2060', '\u0301']) {
+    for (const invisible of ['\u200b', '\u200b\u200d\u2060', '\u0301', '\u3164', '\u2800']) {
       expectInvalid(await create({ display_name: invisible }), 'display_name');
       const link = { label: invisible, url: 'https://example.test/' };
       expectInvalid(await create({ links: [link] }), 'links');

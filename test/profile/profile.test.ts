@@ -118,10 +118,21 @@ describe.each(backends)('profile ($name)', (backend) => {
 
     it('name: something visible, and no bidirectional overrides (a name reading as another)', async () => {
       const account = await t.register();
-      for (const name of ['\u200b', '\u200b\u2060', ' ', 'evil\u202egpj.exe', 'a\u2066b\u2069']) {
+      for (const name of [
+        '\u200b',
+        '\u200b\u2060',
+        ' ',
+        '\u3164', // Hangul filler: a letter that shows nothing
+        '\u115f\u1160',
+        '\uffa0',
+        '\u200b\u3164',
+        '\u2800', // Braille blank: a symbol that shows nothing
+        'evil\u202egpj.exe',
+        'a\u2066b\u2069',
+      ]) {
         expectValidationFailed(await patch(account, { name }), 'name');
       }
-      for (const name of ['👩‍💻', 'שלום\u200f Dana', 'می\u200cخواهم', ' Ada ']) {
+      for (const name of ['👩‍💻', 'שלום\u200f Dana', 'می\u200cخواهم', ' Ada ', '한국어', '⠓⠊']) {
         const updated = await patch(account, { name });
         expect(updated.statusCode, JSON.stringify(name)).toBe(200);
         expect(updated.json().user.name).toBe(name);
