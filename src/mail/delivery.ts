@@ -29,6 +29,16 @@ export const DEFAULT_DELIVERY_TIMING: DeliveryTiming = {
   claimMs: 60_000,
 };
 
+/**
+ * How long a message may wait in the outbox before a failed send gives it up (marks it failed,
+ * kept a week for an operator, then swept with its address) instead of retrying it: as an MTA
+ * bounces a message it could not deliver in days (Postfix: 5), rather than retrying a full
+ * mailbox or a refusing relay for ever. A code request sooner: a code asked for a day ago is
+ * asked for again, if at all, and each retry would issue a new one.
+ */
+export const QUEUE_LIFETIME_MS = 5 * 24 * 60 * 60_000;
+export const CODE_QUEUE_LIFETIME_MS = 24 * 60 * 60_000;
+
 /** How long stopping waits for a send under way. */
 const STOP_WAIT_MS = 2_000;
 
@@ -265,10 +275,11 @@ export class MailDelivery {
     this.sentNotDeleted.delete(id);
   }
 
-  /** A permanent refusal marks the message failed; anything else is retried with backoff. */
   /**
-   * Records a failed send, unless another instance claimed the message meanwhile (this one's claim
-   * ran out: a stall): clearing that claim would let a third instance send it while it does.
+   * Records a failed send: a permanent refusal, or any failure once the message outlived its time
+   * in the queue, marks it failed; anything else is retried with backoff. Unless another instance
+   * claimed the message meanwhile (this one's claim ran out: a stall): clearing that claim would
+   * let a third instance send it while it does.
    */
   private async recordFailure(message: QueuedMessage, error: unknown) {
     const { db, log, clock, timing } = this.options;
@@ -279,7 +290,8 @@ export class MailDelivery {
         { mailId: message.id, reason },
         'e-mail delivery failed after another instance took the message over; it goes on there',
       );
-    if (error instanceof PermanentMailError) {
+    const permanent = error instanceof PermanentMailError;
+    if (permanent || now - message.created_at >= queueLifetimeOf(message)) {
       const { numUpdatedRows } = await db
         .updateTable('mail_outbox')
         .set({ failed_at: now, last_error: reason, locked_until: null })
@@ -288,8 +300,10 @@ export class MailDelivery {
         .executeTakeFirst();
       if (numUpdatedRows === 0n) return takenOver();
       log.error(
-        { mailId: message.id, reason },
-        'e-mail refused permanently by the SMTP server; not retrying',
+        { mailId: message.id, attempts: message.attempts, reason },
+        permanent
+          ? 'e-mail refused permanently by the SMTP server; not retrying'
+          : 'e-mail not delivered within its time in the queue; given up',
       );
       return;
     }
@@ -307,6 +321,9 @@ export class MailDelivery {
     );
   }
 }
+
+const queueLifetimeOf = (message: QueuedMessage) =>
+  message.code_purpose === null ? QUEUE_LIFETIME_MS : CODE_QUEUE_LIFETIME_MS;
 
 /**
  * The next batch of mails to send: due, not failed for good, not claimed by a live send. Read by

@@ -15,16 +15,29 @@ export class PermanentMailError extends Error {
  * A 5xx answer to the recipient or to the message itself (an unknown mailbox, content refused) is
  * the server's final word on this message: retrying cannot help. A 5xx anywhere else (a refused
  * login, greeting or sender) says the server or our account is broken for every message, which
- * an operator fixes: those are retried, so nothing is lost meanwhile.
+ * an operator fixes: those are retried, so nothing is lost meanwhile. So is a 5xx whose enhanced
+ * status (RFC 3463) is of class 5.7, security or policy, wherever it comes: a relay that does not
+ * let us relay (`554 5.7.1 Relay access denied`: credentials missing or expired, our address not
+ * on its list) or send as our sender says so at `RCPT TO` or at the end of `DATA`, for every
+ * message alike. A message refused that way for good is given up when its time in the queue runs
+ * out (delivery.ts), as an MTA bounces.
  */
 function refusesThisMessage(error: unknown): error is { responseCode: number } {
-  const { responseCode, command } = error as { responseCode?: unknown; command?: unknown };
+  const { responseCode, command, response } = error as {
+    responseCode?: unknown;
+    command?: unknown;
+    response?: unknown;
+  };
   return (
     typeof responseCode === 'number' &&
     responseCode >= 500 &&
-    (command === 'RCPT TO' || command === 'DATA')
+    (command === 'RCPT TO' || command === 'DATA') &&
+    !(typeof response === 'string' && POLICY_STATUS.test(response))
   );
 }
+
+/** A reply whose enhanced status code is 5.7.x (the basic code, then the enhanced one). */
+const POLICY_STATUS = /^5\d\d[ -]5\.7\.\d{1,3}\b/;
 
 /**
  * nodemailer's options for `url`. Timeouts belong here (createTransport's second argument holds

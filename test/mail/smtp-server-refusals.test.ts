@@ -84,3 +84,111 @@ describe.each(backends.slice(0, 1))('SMTP server-level 5xx ($name)', (backend) =
     );
   });
 });
+
+const DAY = 24 * 60 * 60_000;
+
+/**
+ * A relay that refuses at RCPT TO: for good for one mailbox (`550 5.1.1`), or as a policy that
+ * holds for every message (`554 5.7.1 Relay access denied`: our credentials or address are not
+ * let through), or for now (`452` mailbox full). Addresses say which: `gone.`, `relay.`, `full.`.
+ */
+describe.each(backends.slice(0, 1))('SMTP refusals at RCPT TO ($name)', (backend) => {
+  let t: TestApp;
+  let server: SMTPServer;
+  let relayAllowed = false;
+  const delivered: string[] = [];
+  const refusal = (address: string): [string, number] | undefined => {
+    if (address.startsWith('gone.')) return ['5.1.1 No such mailbox here', 550];
+    if (address.startsWith('relay.') && !relayAllowed)
+      return [`5.7.1 <${address}>: Relay access denied`, 554];
+    if (address.startsWith('full.')) return ['4.2.2 Mailbox full', 452];
+    return undefined;
+  };
+  beforeAll(async () => {
+    server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onRcptTo({ address }, _session, callback) {
+        const refused = refusal(address);
+        if (refused === undefined) return callback();
+        callback(Object.assign(new Error(refused[0]), { responseCode: refused[1] }));
+      },
+      onData(stream, session, callback) {
+        stream.resume();
+        stream.on('end', () => {
+          delivered.push(...session.envelope.rcptTo.map((r) => r.address));
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.server.address() as { port: number };
+    t = await TestApp.start(backend, { env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const rowsTo = (email: string) =>
+    t.db.selectFrom('mail_outbox').selectAll().where('recipient', '=', email).execute();
+  const register = async (email: string) => {
+    const r = await t.post(
+      '/api/register',
+      { email, password: STRONG_PASSWORD },
+      { ip: randomIp() },
+    );
+    expect(r.statusCode).toBe(201);
+    return r.json().access_token as string;
+  };
+
+  it('an unknown mailbox (5.1.1) is marked failed at once', async () => {
+    const email = uniqueEmail('gone');
+    await register(email);
+    await vi.waitFor(async () => expect((await rowsTo(email))[0]?.failed_at).not.toBeNull(), WAIT);
+    expect((await rowsTo(email))[0]).toMatchObject({ attempts: 1 });
+  });
+
+  it('a relay refusing to relay (5.7.1) is retried, and the mail goes out once it relays', async () => {
+    const email = uniqueEmail('relay');
+    await register(email);
+    await vi.waitFor(
+      async () => expect((await rowsTo(email))[0]?.attempts).toBeGreaterThan(1),
+      WAIT,
+    );
+    expect((await rowsTo(email))[0]).toMatchObject({ failed_at: null });
+    relayAllowed = true; // the operator fixed the relay's settings
+    await vi.waitFor(() => expect(delivered).toContain(email), WAIT);
+  });
+
+  it('a mail still refused when its time in the queue is over is given up: a day for a code, 5 days for the rest', async () => {
+    const email = uniqueEmail('full');
+    const token = await register(email); // its confirmation code
+    const changed = await t.post(
+      '/api/change-password',
+      { password: STRONG_PASSWORD, new_password: 'another-Quiet-harbour-93' },
+      { token },
+    ); // and the notification that the password changed
+    expect(changed.statusCode).toBe(200);
+    const failedOf = async () =>
+      Object.fromEntries(
+        (await rowsTo(email)).map((row) => [row.code_purpose ?? 'notice', row.failed_at !== null]),
+      );
+    await vi.waitFor(async () => {
+      const rows = await rowsTo(email);
+      expect(rows.map((row) => row.attempts >= 2)).toEqual([true, true]);
+    }, WAIT);
+    expect(await failedOf()).toEqual({ confirm_email: false, notice: false });
+
+    t.clock.advance(DAY);
+    await vi.waitFor(async () => expect((await failedOf()).confirm_email).toBe(true), WAIT);
+    expect((await failedOf()).notice).toBe(false);
+
+    t.clock.advance(4 * DAY);
+    await vi.waitFor(async () => expect((await failedOf()).notice).toBe(true), WAIT);
+    const given = (await rowsTo(email)).map((row) => row.last_error);
+    expect(given).toEqual([expect.stringMatching(/452/), expect.stringMatching(/452/)]);
+    expect(t.logs.join('')).toMatch(/not delivered within its time in the queue; given up/);
+  });
+});
