@@ -135,10 +135,12 @@ export async function deleteCode(
     .execute();
 }
 
-/** Expired and burnt codes are refused anyway; this only keeps the table small. */
-export async function deleteDeadCodes(db: Executor, now: number, maxTries: number): Promise<void> {
-  await db
-    .deleteFrom('one_time_codes')
-    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('failed_attempts', '>=', maxTries)]))
-    .execute();
+/**
+ * Expired codes are refused anyway; this only keeps the table small. A burnt code (its tries all
+ * taken) stays until it expires: the fifth try may be the right code, counted and being consumed
+ * while this runs, and the row holds the 60 s rule for its address (replaceCodeIfDue), which a
+ * deleted row would forget.
+ */
+export async function deleteExpiredCodes(db: Executor, now: number): Promise<void> {
+  await db.deleteFrom('one_time_codes').where('expires_at', '<=', now).execute();
 }

@@ -3,8 +3,7 @@ import type { Db } from '../db/database.js';
 import { reportWorkerFailure } from '../db/outage.js';
 import type { OutageLog } from '../outage-log.js';
 import { deleteOldFailedMail } from '../mail/outbox.js';
-import { CODE_MAX_TRIES } from '../security/one-time-codes.js';
-import { deleteDeadCodes } from './codes.store.js';
+import { deleteExpiredCodes } from './codes.store.js';
 import { deleteExpiredSessions } from './sessions.store.js';
 
 const INTERVAL_MS = 10 * 60_000;
@@ -12,14 +11,14 @@ const INTERVAL_MS = 10 * 60_000;
 export const FIRST_SWEEP_WITHIN_MS = 60_000;
 
 /**
- * Deletes expired sessions, expired or burnt codes, and e-mails that failed for good a week ago.
+ * Deletes expired sessions, expired codes (burnt ones too, once expired), and e-mails that failed for good a week ago.
  * The first two are already refused when read (every lookup checks expiry and tries); this only
  * keeps the tables small, and the addresses of failed mail from being kept for ever. Safe on every
  * instance.
  */
 export async function sweepExpired(db: Db, now: number): Promise<void> {
   await deleteExpiredSessions(db, now);
-  await deleteDeadCodes(db, now, CODE_MAX_TRIES);
+  await deleteExpiredCodes(db, now);
   await deleteOldFailedMail(db, now);
 }
 

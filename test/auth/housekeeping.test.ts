@@ -74,16 +74,17 @@ describe.each(backends)('housekeeping ($name)', (backend) => {
     expect(left.map((r) => r.id).sort()).toEqual([ids[1], ids[2]].sort());
   });
 
-  it('deletes a burnt code (five tries taken) before it expires', async () => {
+  // The fifth try may be the right code, being consumed while a sweep runs; and the row holds the
+  // 60 s rule for its address, which a deleted row would forget.
+  it('keeps a burnt code (five tries taken) until it expires', async () => {
     const account = await t.register();
     const code = await t.codeFor(account.email);
     const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
-    for (let i = 0; i < 4; i++)
+    for (let i = 0; i < 5; i++)
       await t.post('/api/confirm-email', { email: account.email, code: wrong });
     await sweepExpired(t.db, t.clock.now());
     expect(await count('one_time_codes', account.userId)).toBe(1);
-    await t.post('/api/confirm-email', { email: account.email, code: wrong });
-    await sweepExpired(t.db, t.clock.now());
+    await sweepExpired(t.db, t.clock.now() + 11 * MINUTE);
     expect(await count('one_time_codes', account.userId)).toBe(0);
   });
 });
