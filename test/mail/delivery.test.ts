@@ -1,8 +1,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { backends, type ProvisionedBackend } from '../helpers/backends.js';
+import { startRefusingSmtp, type RefusingSmtp } from '../helpers/refusing-smtp.js';
 import { SmtpSink } from '../helpers/smtp-sink.js';
 import { STRONG_PASSWORD, TestApp, randomIp, uniqueEmail } from '../helpers/test-app.js';
 
@@ -187,34 +187,18 @@ describe.each(backends)('mail delivery through the outbox ($name)', (backend) =>
 
   describe('a permanent rejection (5xx)', () => {
     let t: TestApp;
-    let server: SMTPServer;
-    const recipients: string[] = [];
-    const delivered: string[] = [];
+    let smtp: RefusingSmtp;
     beforeAll(async () => {
-      server = new SMTPServer({
-        authOptional: true,
-        disabledCommands: ['STARTTLS'],
-        logger: false,
-        onRcptTo(address, _session, callback) {
-          recipients.push(address.address);
-          if (!address.address.startsWith('rejected.')) return callback();
-          callback(Object.assign(new Error('No such mailbox'), { responseCode: 550 }));
-        },
-        onData(stream, session, callback) {
-          stream.resume();
-          stream.on('end', () => {
-            delivered.push(...session.envelope.rcptTo.map((r) => r.address));
-            callback();
-          });
-        },
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const { port } = server.server.address() as { port: number };
-      t = await TestApp.start(backend, { env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+      smtp = await startRefusingSmtp((address) =>
+        address.startsWith('rejected.')
+          ? { message: 'No such mailbox', responseCode: 550 }
+          : undefined,
+      );
+      t = await TestApp.start(backend, { env: { SMTP_URL: smtp.url } });
     });
     afterAll(async () => {
       await t.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await smtp.close();
     });
 
     it('marks the message failed (failed_at) and never retries it', async () => {
@@ -229,9 +213,9 @@ describe.each(backends)('mail delivery through the outbox ($name)', (backend) =>
       t.clock.advance(24 * 60 * 60_000);
       const other = uniqueEmail('accepted');
       expect((await register(t, other)).statusCode).toBe(201);
-      await vi.waitFor(() => expect(delivered).toContain(other), WAIT);
+      await vi.waitFor(() => expect(smtp.delivered).toContain(other), WAIT);
 
-      expect(recipients.filter((r) => r === email)).toHaveLength(1);
+      expect(smtp.recipients.filter((r) => r === email)).toHaveLength(1);
       expect(await outboxRow(t.db, email)).toMatchObject({
         attempts: 1,
         failed_at: failed.failed_at,

@@ -1,6 +1,10 @@
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backends } from '../helpers/backends.js';
+import {
+  startRefusingSmtp,
+  type RefusingSmtp,
+  type SmtpRefusal,
+} from '../helpers/refusing-smtp.js';
 import { STRONG_PASSWORD, TestApp, randomIp, uniqueEmail } from '../helpers/test-app.js';
 
 // API.md: "E-mails go through a durable outbox table and are delivered in the background with
@@ -14,15 +18,12 @@ const WAIT = { timeout: 15_000, interval: 50 };
 
 describe.each(backends.slice(0, 1))('SMTP server-level 5xx ($name)', (backend) => {
   let t: TestApp;
-  let server: SMTPServer;
+  let smtp: RefusingSmtp;
   let authWorks = false;
-  const delivered: string[] = [];
   beforeAll(async () => {
-    server = new SMTPServer({
+    smtp = await startRefusingSmtp(() => undefined, {
       authOptional: false,
       allowInsecureAuth: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
       onAuth(auth, _session, callback) {
         // e.g. the provider's auth backend is down for a minute, or credentials being rotated
         if (!authWorks)
@@ -31,21 +32,12 @@ describe.each(backends.slice(0, 1))('SMTP server-level 5xx ($name)', (backend) =
           );
         callback(null, { user: auth.username });
       },
-      onData(stream, session, callback) {
-        stream.resume();
-        stream.on('end', () => {
-          delivered.push(...session.envelope.rcptTo.map((r) => r.address));
-          callback();
-        });
-      },
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.server.address() as { port: number };
-    t = await TestApp.start(backend, { env: { SMTP_URL: `smtp://u:p@127.0.0.1:${port}` } });
+    t = await TestApp.start(backend, { env: { SMTP_URL: smtp.url.replace('//', '//u:p@') } });
   });
   afterAll(async () => {
     await t.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await smtp.close();
   });
 
   it('a registration e-mail refused by a transient AUTH failure is retried once the server is fixed', async () => {
@@ -70,7 +62,7 @@ describe.each(backends.slice(0, 1))('SMTP server-level 5xx ($name)', (backend) =
     t.clock.advance(60 * 60_000); // any backoff is long over
     const other = uniqueEmail();
     await t.post('/api/register', { email: other, password: STRONG_PASSWORD }, { ip: randomIp() });
-    await vi.waitFor(() => expect(delivered).toContain(other), WAIT); // the worker runs again
+    await vi.waitFor(() => expect(smtp.delivered).toContain(other), WAIT); // the worker runs again
 
     const row = await t.db
       .selectFrom('mail_outbox')
@@ -79,7 +71,7 @@ describe.each(backends.slice(0, 1))('SMTP server-level 5xx ($name)', (backend) =
       .executeTakeFirst();
     // The first user's confirmation mail (its code) must still arrive.
     await vi.waitFor(
-      () => expect(delivered, `outbox row: ${JSON.stringify(row)}`).toContain(email),
+      () => expect(smtp.delivered, `outbox row: ${JSON.stringify(row)}`).toContain(email),
       { timeout: 3_000, interval: 50 },
     );
   });
@@ -94,41 +86,23 @@ const DAY = 24 * 60 * 60_000;
  */
 describe.each(backends.slice(0, 1))('SMTP refusals at RCPT TO ($name)', (backend) => {
   let t: TestApp;
-  let server: SMTPServer;
+  let smtp: RefusingSmtp;
   let relayAllowed = false;
-  const delivered: string[] = [];
-  const refusal = (address: string): [string, number] | undefined => {
-    if (address.startsWith('gone.')) return ['5.1.1 No such mailbox here', 550];
+  const refusal = (address: string): SmtpRefusal | undefined => {
+    if (address.startsWith('gone.'))
+      return { message: '5.1.1 No such mailbox here', responseCode: 550 };
     if (address.startsWith('relay.') && !relayAllowed)
-      return [`5.7.1 <${address}>: Relay access denied`, 554];
-    if (address.startsWith('full.')) return ['4.2.2 Mailbox full', 452];
+      return { message: `5.7.1 <${address}>: Relay access denied`, responseCode: 554 };
+    if (address.startsWith('full.')) return { message: '4.2.2 Mailbox full', responseCode: 452 };
     return undefined;
   };
   beforeAll(async () => {
-    server = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onRcptTo({ address }, _session, callback) {
-        const refused = refusal(address);
-        if (refused === undefined) return callback();
-        callback(Object.assign(new Error(refused[0]), { responseCode: refused[1] }));
-      },
-      onData(stream, session, callback) {
-        stream.resume();
-        stream.on('end', () => {
-          delivered.push(...session.envelope.rcptTo.map((r) => r.address));
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.server.address() as { port: number };
-    t = await TestApp.start(backend, { env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+    smtp = await startRefusingSmtp(refusal);
+    t = await TestApp.start(backend, { env: { SMTP_URL: smtp.url } });
   });
   afterAll(async () => {
     await t.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await smtp.close();
   });
 
   const rowsTo = (email: string) =>
@@ -159,7 +133,7 @@ describe.each(backends.slice(0, 1))('SMTP refusals at RCPT TO ($name)', (backend
     );
     expect((await rowsTo(email))[0]).toMatchObject({ failed_at: null });
     relayAllowed = true; // the operator fixed the relay's settings
-    await vi.waitFor(() => expect(delivered).toContain(email), WAIT);
+    await vi.waitFor(() => expect(smtp.delivered).toContain(email), WAIT);
   });
 
   it('a mail still refused when its time in the queue is over is given up: a day for a code, 5 days for the rest', async () => {
