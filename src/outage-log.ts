@@ -15,6 +15,12 @@ export interface OutageLogOptions {
   readonly reportEveryMs?: number;
   /** Whether the first error is logged with its stack (default) or by its message only. */
   readonly withStack?: boolean;
+  /**
+   * An answer ends the outage only once this long has passed without a failure (default 0: the
+   * first answer does). For a dependency that answers some calls while it refuses others (a
+   * read-only database answers reads), so that each refused call does not start an outage anew.
+   */
+  readonly settleMs?: number;
 }
 
 const DEFAULT_REPORT_EVERY_MS = 10_000;
@@ -23,10 +29,14 @@ const DEFAULT_REPORT_EVERY_MS = 10_000;
  * A dependency's outage in a bounded number of log lines, whatever the traffic: one when it goes
  * away (with the first error's stack, the only one logged), a count of failures at most every
  * `reportEveryMs` while it stays away (written with the next failure, so an idle service writes
- * nothing), and one when it answers again. Callers report every failure and every answer.
+ * nothing), and one when it answers again (after `settleMs` without a failure). Callers report
+ * every failure and every answer.
  */
 export class OutageLog {
   private awaySince: number | undefined;
+  private lastFailedAt = 0;
+  /** The first answer since the last failure, while away. */
+  private answeredSince: number | undefined;
   private reportedAt = 0;
   private failedSinceReport = 0;
   private failedInAll = 0;
@@ -48,6 +58,8 @@ export class OutageLog {
     const { dependency, meanwhile, counted, log, level = 'error' } = this.options;
     this.failedInAll++;
     this.failedSinceReport++;
+    this.lastFailedAt = now;
+    this.answeredSince = undefined;
     if (this.awaySince === undefined) {
       this.awaySince = now;
       this.reportedAt = now;
@@ -68,13 +80,17 @@ export class OutageLog {
   /** The dependency answered a call. Cheap when it was not away: one comparison. */
   answered(): void {
     if (this.awaySince === undefined) return;
+    const now = this.clock();
+    this.answeredSince ??= now;
+    if (now - this.lastFailedAt < (this.options.settleMs ?? 0)) return;
     const { dependency, counted, log } = this.options;
-    const downMs = this.clock() - this.awaySince;
+    const downMs = this.answeredSince - this.awaySince;
     log.warn(
       { dependency, failed: this.failedInAll, downMs },
       `${dependency} is back after ${seconds(downMs)}: ${counted(this.failedInAll)} in all`,
     );
     this.awaySince = undefined;
+    this.answeredSince = undefined;
     this.failedSinceReport = 0;
     this.failedInAll = 0;
   }

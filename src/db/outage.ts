@@ -59,6 +59,10 @@ export function databaseOutageLog(log: FastifyBaseLogger, clock: () => number): 
     counted: (count) => `${count} ${count === 1 ? 'request' : 'requests'} refused`,
     log,
     clock,
+    // A read-only database (a demoted primary, a standby) answers every read and refuses every
+    // write: each answered read would end the outage, and each refused write start it again with
+    // its stack. Back means 10 s without a refusal (and the line says when it first answered).
+    settleMs: 10_000,
   });
 }
 

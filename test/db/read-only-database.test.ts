@@ -46,4 +46,21 @@ describe.skipIf(postgres === undefined)('a read-only PostgreSQL database', () =>
     expect([registered.statusCode, registered.json().error]).toEqual([503, 'unavailable']);
     expect(t.logs.some((line) => /"request failed"/.test(line))).toBe(false);
   });
+
+  it('logs the outage once, not once per refused write: the reads it answers between do not end it', async () => {
+    // Still read-only (the test above): the outage began with its refused registration.
+    const before = t.logs.length;
+    for (let i = 0; i < 5; i++) {
+      // A read it answers (a login of an unknown address looks it up), then a write it refuses.
+      const login = await t.post('/api/login', { email: uniqueEmail(), password: STRONG_PASSWORD });
+      expect(login.statusCode).toBe(401);
+      const register = await t.post('/api/register', {
+        email: uniqueEmail(),
+        password: STRONG_PASSWORD,
+      });
+      expect(register.statusCode).toBe(503);
+    }
+    const messages = t.logs.slice(before).map((line) => String(JSON.parse(line).msg));
+    expect(messages.filter((msg) => /^database is (unavailable|back)/.test(msg))).toEqual([]);
+  });
 });

@@ -13,7 +13,7 @@ interface Line {
  * runs once rather than per backend (the app-level checks are in operations.test.ts and
  * test/scale/postgres-restart.test.ts).
  */
-function tracker(level?: 'error' | 'warn') {
+function tracker(level?: 'error' | 'warn', settleMs?: number) {
   const lines: Line[] = [];
   let now = 1_000_000;
   const record =
@@ -28,6 +28,7 @@ function tracker(level?: 'error' | 'warn') {
     log: { error: record('error'), warn: record('warn') } as never,
     clock: () => now,
     ...(level && { level }),
+    ...(settleMs !== undefined && { settleMs }),
   });
   return {
     outage,
@@ -114,6 +115,36 @@ describe('OutageLog', () => {
       'database is unavailable: requests answer 503',
       'database is back after 0.5 s: 1 refused in all',
     ]);
+  });
+
+  it('with settleMs, answers between failures (a read-only database answers reads) do not end it', () => {
+    const { outage, lines, advance } = tracker('warn', 10_000);
+    outage.failed(new Error('cannot execute INSERT in a read-only transaction'));
+    for (let i = 0; i < 100; i++) {
+      advance(1_000);
+      outage.answered();
+      outage.answered();
+      advance(1_000);
+      outage.failed(new Error('again'));
+    }
+    expect(lines.filter((line) => /^database is (unavailable|back)/.test(line.msg))).toHaveLength(
+      1,
+    );
+    expect(outage.isAway).toBe(true);
+
+    advance(2_000);
+    outage.answered(); // the first answer since the last failure
+    advance(7_999);
+    outage.answered(); // 9.999 s without a failure: not yet
+    expect(outage.isAway).toBe(true);
+    advance(1);
+    outage.answered();
+    expect(outage.isAway).toBe(false);
+    expect(lines.at(-1)).toEqual({
+      level: 'warn',
+      fields: { dependency: 'database', failed: 101, downMs: 202_000 },
+      msg: 'database is back after 202 s: 101 refused in all',
+    });
   });
 
   it('writes a bounded number of lines for any number of failures: 6 per minute of outage, plus 2', () => {
