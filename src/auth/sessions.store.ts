@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { isPostgres, typed } from '../db/dialect.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import type { Database, SessionsTable } from '../db/tables.js';
@@ -99,18 +99,21 @@ export async function insertSessionWhileHashIs(
 }
 
 /**
- * Ends the account's sessions beyond its `keep` most recently used (ties: the newest first), and
- * answers their ids.
+ * Ends the account's sessions beyond its `keep` most recently used live ones (ties: the newest
+ * first), and answers their ids. Expired sessions the sweep has not deleted yet go first: they
+ * count in the cap's trigger, but no live session loses its place to one.
  */
 export async function endSessionsBeyond(
   db: Executor,
   userId: string,
   keep: number,
+  now: number,
 ): Promise<string[]> {
   const beyond = db
     .selectFrom('sessions')
     .select('id')
     .where('user_id', '=', userId)
+    .orderBy(sql`case when expires_at > ${now} then 0 else 1 end`)
     .orderBy('last_used_at', 'desc')
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')

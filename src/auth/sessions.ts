@@ -65,7 +65,7 @@ export async function startSession(
   const inserted = await insertSessionWhileHashIs(ctx.db, session, passwordHash);
   if (inserted === undefined) throw Errors.invalidCredentials();
   if (inserted.sessionsOfUser >= MAX_SESSIONS_PER_ACCOUNT) {
-    const ended = await endSessionsBeyond(ctx.db, userId, MAX_SESSIONS_PER_ACCOUNT);
+    const ended = await endSessionsBeyond(ctx.db, userId, MAX_SESSIONS_PER_ACCOUNT, now);
     publishSessionsEnded(ctx.events, userId, ended);
   }
   return tokensFor(ctx, session);

@@ -84,6 +84,38 @@ describe.each(backends)('sessions and logout ($name)', (backend) => {
       expect(ids.has(seeded.at(-1)!.id)).toBe(false);
       expect((await listSessions(account.accessToken)).statusCode).toBe(200);
     });
+
+    it('an expired session the sweep has not deleted yet goes first, not a live one', async () => {
+      const account = await t.register();
+      const now = t.clock.now();
+      const session = (i: number, lastUsedAt: number, expiresAt: number) => ({
+        id: randomUUID(),
+        user_id: account.userId,
+        refresh_seed: 'seed',
+        refresh_generation: 0,
+        recent_rotations: null,
+        user_agent: null,
+        ip: null,
+        created_at: lastUsedAt - i,
+        last_used_at: lastUsedAt - i,
+        expires_at: expiresAt,
+      });
+      // 98 live ones used a while ago, and one used a minute ago that expired since: with the
+      // registration's, 100 rows, 99 of them live.
+      const live = Array.from({ length: MAX_SESSIONS_PER_ACCOUNT - 2 }, (_, i) =>
+        session(i, now - 3_600_000, now + 24 * 3_600_000),
+      );
+      await t.db
+        .insertInto('sessions')
+        .values([...live, session(0, now - 60_000, now - 1)])
+        .execute();
+
+      const signedIn = await signIn(account);
+      const listed = (await listSessions(signedIn.accessToken)).json().sessions as SessionView[];
+      const ids = new Set(listed.map((row) => row.id));
+      expect(live.filter((row) => !ids.has(row.id))).toEqual([]);
+      expect(listed).toHaveLength(MAX_SESSIONS_PER_ACCOUNT);
+    });
   });
 
   describe('GET /api/sessions', () => {
