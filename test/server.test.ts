@@ -217,6 +217,48 @@ describe('the server process with a bad configuration value', () => {
       server.kill();
     }
   }, 20_000);
+
+  /** The one line a start that `env` stops writes (and that it exits 1). */
+  async function failedStart(env: Record<string, string>): Promise<string[]> {
+    const server = ServerProcess.spawn(cwd, { PORT: '0', PUBLIC_URL: 'http://127.0.0.1', ...env });
+    try {
+      expect(await server.exited).toBe(1);
+      return server.stderr.split('\n').filter((line) => line !== '');
+    } finally {
+      server.kill();
+    }
+  }
+
+  it('a database it cannot open: one line saying so, without the password, not a stack', async () => {
+    const secret = 'x'.repeat(40);
+    expect(await failedStart({ DATABASE_URL: `sqlite:${cwd}` })).toEqual([
+      expect.stringMatching(/^cannot open the database: /),
+    ]);
+    const refused = await failedStart({
+      DATABASE_URL: 'postgres://app:db-password@127.0.0.1:1/app',
+      APP_SECRET: secret,
+    });
+    expect(refused).toEqual([expect.stringMatching(/^cannot open the database: .*ECONNREFUSED/)]);
+    expect(refused.join('')).not.toContain('db-password');
+  }, 30_000);
+
+  it('keys sealed under another APP_SECRET: one configuration error line', async () => {
+    const data = mkdtempSync(join(cwd, 'sealed-'));
+    const url = `sqlite:${join(data, 'app.db')}`;
+    const first = ServerProcess.spawn(cwd, {
+      PORT: '0',
+      PUBLIC_URL: 'http://127.0.0.1',
+      DATABASE_URL: url,
+      APP_SECRET: 'a'.repeat(40),
+    });
+    await first.waitForLog((line) => line.msg.startsWith('Server listening at'));
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const lines = await failedStart({ DATABASE_URL: url, APP_SECRET: 'b'.repeat(40) });
+    expect(lines).toEqual([
+      expect.stringMatching(/^configuration error: signing key .* cannot be unsealed/),
+    ]);
+  }, 30_000);
 });
 
 describe('the server process on a port another process holds', () => {

@@ -45,7 +45,7 @@ export async function migrateToLatest(db: Db): Promise<void> {
   if (error !== undefined || failed !== undefined) {
     const reason = error instanceof Error ? error.message : String(error ?? '');
     const which = failed === undefined ? 'migrations' : `migration ${failed.migrationName}`;
-    throw new Error(`${which} failed: ${reason}`);
+    throw new Error(`${which} failed: ${reason}`, { cause: error });
   }
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { withStartupLock, type Db } from '../db/database.js';
 import type { SecretBox } from './secret-box.js';
+import { ConfigError } from '../config.js';
 
 /**
  * ECDSA P-256: the asymmetric algorithm every common JWT library verifies (`jsonwebtoken` with
@@ -114,7 +115,7 @@ function unseal(box: SecretBox, sealed: string, kid: string): string {
   try {
     return box.open(sealed);
   } catch (error) {
-    throw new Error(
+    throw new ConfigError(
       `signing key ${kid} cannot be unsealed: APP_SECRET is not the secret this database's keys ` +
         'were sealed with (on SQLite without APP_SECRET: the data/app-secret file beside it), ' +
         `or the stored key is damaged (${(error as Error).message})`,
