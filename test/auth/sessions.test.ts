@@ -55,23 +55,29 @@ describe.each(backends)('sessions and logout ($name)', (backend) => {
     expect((await listSessions(tokens.accessToken)).statusCode).toBe(200);
   }
 
+  /** A session row as a sign-in at `lastUsedAt` would have stored it, ending at `expiresAt`. */
+  const sessionRow = (userId: string, lastUsedAt: number, expiresAt: number) => ({
+    id: randomUUID(),
+    user_id: userId,
+    refresh_seed: 'seed',
+    refresh_generation: 0,
+    recent_rotations: null,
+    user_agent: null,
+    ip: null,
+    created_at: lastUsedAt,
+    last_used_at: lastUsedAt,
+    expires_at: expiresAt,
+  });
+
   describe('at most 100 sessions per account', () => {
     it('signing in beyond them ends the least recently used; the others keep working', async () => {
       const account = await t.register(); // its session is the one used last
       const now = t.clock.now();
       // With the registration's, the account is at the cap: the next sign-in goes past it.
-      const seeded = Array.from({ length: MAX_SESSIONS_PER_ACCOUNT - 1 }, (_, i) => ({
-        id: randomUUID(),
-        user_id: account.userId,
-        refresh_seed: 'seed',
-        refresh_generation: 0,
-        recent_rotations: null,
-        user_agent: null,
-        ip: null,
-        created_at: now - 60_000 - i,
-        last_used_at: now - 60_000 - i, // the last is the least recently used
-        expires_at: now + 24 * 3_600_000,
-      }));
+      // The last is the least recently used.
+      const seeded = Array.from({ length: MAX_SESSIONS_PER_ACCOUNT - 1 }, (_, i) =>
+        sessionRow(account.userId, now - 60_000 - i, now + 24 * 3_600_000),
+      );
       await t.db.insertInto('sessions').values(seeded).execute();
 
       const signedIn = await signIn(account);
@@ -88,26 +94,14 @@ describe.each(backends)('sessions and logout ($name)', (backend) => {
     it('an expired session the sweep has not deleted yet goes first, not a live one', async () => {
       const account = await t.register();
       const now = t.clock.now();
-      const session = (i: number, lastUsedAt: number, expiresAt: number) => ({
-        id: randomUUID(),
-        user_id: account.userId,
-        refresh_seed: 'seed',
-        refresh_generation: 0,
-        recent_rotations: null,
-        user_agent: null,
-        ip: null,
-        created_at: lastUsedAt - i,
-        last_used_at: lastUsedAt - i,
-        expires_at: expiresAt,
-      });
       // 98 live ones used a while ago, and one used a minute ago that expired since: with the
       // registration's, 100 rows, 99 of them live.
       const live = Array.from({ length: MAX_SESSIONS_PER_ACCOUNT - 2 }, (_, i) =>
-        session(i, now - 3_600_000, now + 24 * 3_600_000),
+        sessionRow(account.userId, now - 3_600_000 - i, now + 24 * 3_600_000),
       );
       await t.db
         .insertInto('sessions')
-        .values([...live, session(0, now - 60_000, now - 1)])
+        .values([...live, sessionRow(account.userId, now - 60_000, now - 1)])
         .execute();
 
       const signedIn = await signIn(account);
