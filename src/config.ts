@@ -24,6 +24,12 @@ export interface Config {
   /** No trailing slash; the tokens' `iss` and `aud`. */
   readonly publicUrl: string;
   readonly logLevel: string;
+  /**
+   * libuv's thread pool, where passwords are hashed: one thread per core unless set (main.cts).
+   * libuv reads the variable itself, and would take "abc" as 1 thread while the hasher sizes its
+   * slots for 4; so a value that is not a whole number from 1 to 1024 stops the start.
+   */
+  readonly threadPoolSize: number | undefined;
 }
 
 export type DatabaseLocation =
@@ -71,6 +77,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     publicUrl: parsePublicUrl(env.PUBLIC_URL, port),
     logLevel: parseLogLevel(env.LOG_LEVEL),
+    threadPoolSize: parseThreadPoolSize(env.UV_THREADPOOL_SIZE),
   });
 }
 
@@ -131,6 +138,12 @@ function parseAppSecret(value: string | undefined, database: DatabaseLocation): 
 function parsePoolSize(value: string | undefined): number {
   const raw = nonEmpty('DATABASE_POOL_SIZE', value);
   return raw === undefined ? 10 : parseInteger('DATABASE_POOL_SIZE', raw, 1, 1000);
+}
+
+function parseThreadPoolSize(value: string | undefined): number | undefined {
+  const raw = nonEmpty('UV_THREADPOOL_SIZE', value);
+  // libuv's own bounds: it caps the pool at 1024 threads.
+  return raw === undefined ? undefined : parseInteger('UV_THREADPOOL_SIZE', raw, 1, 1024);
 }
 
 function parseStatementTimeoutSetBy(value: string | undefined): 'service' | 'role' {

@@ -69,6 +69,7 @@ describe('loadConfig: values given', () => {
       MAIL_FROM: 'Accounts <accounts@example.test>',
       PUBLIC_URL: 'https://auth.example.test',
       DATABASE_STATEMENT_TIMEOUT_SET_BY: 'role',
+      UV_THREADPOOL_SIZE: '3',
     });
     expect(config).toMatchObject({
       port: 4000,
@@ -82,6 +83,7 @@ describe('loadConfig: values given', () => {
       mailFrom: 'Accounts <accounts@example.test>',
       publicUrl: 'https://auth.example.test',
       statementTimeoutSetBy: 'role',
+      threadPoolSize: 3,
     });
   });
 
@@ -127,6 +129,10 @@ describe('loadConfig: bad values throw a ConfigError with a clear message', () =
       /DATABASE_STATEMENT_TIMEOUT_SET_BY must be service or role/,
     ));
   it('PORT=70000', () => expectConfigError({ PORT: '70000' }, /PORT.*65535/));
+  it('UV_THREADPOOL_SIZE=abc, 0 and 1025 (libuv would take 1, 1 and 1024 threads)', () => {
+    for (const size of ['abc', '0', '1025', '2.5'])
+      expectConfigError({ UV_THREADPOOL_SIZE: size }, /UV_THREADPOOL_SIZE/);
+  });
   it('PORT=-1 and PORT=3000.5', () => {
     expectConfigError({ PORT: '-1' }, /PORT/);
     expectConfigError({ PORT: '3000.5' }, /PORT/);
