@@ -146,6 +146,13 @@ describe.each(backends)('profile ($name)', (backend) => {
       expect((await getProfile(account)).json().user.bio).toBe('b'.repeat(500));
     });
 
+    it('bio: line breaks and tabs, no other control character (C0, DEL, C1)', async () => {
+      const account = await t.register();
+      for (const bio of ['a\u0000b', 'a\u001bb', 'a\u007fb', 'a\u0085b', 'a\u009bb'])
+        expectValidationFailed(await patch(account, { bio }), 'bio');
+      expect((await patch(account, { bio: 'a\tb\r\nc\u00a0d' })).statusCode).toBe(200);
+    });
+
     it('avatar_url: an https URL only, as an influencer’s (http:, relative, credentials → validation_failed)', async () => {
       const account = await t.register();
       for (const avatar_url of [
