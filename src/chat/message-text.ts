@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { refuseField, requireWellFormed, VISIBLE } from '../http/field-values.js';
+import { refuseField, requireWellFormed, VISIBLE, withoutInvisible } from '../http/field-values.js';
 
 export const TEXT_MAX_CODE_POINTS = 2000;
 
@@ -20,9 +20,11 @@ export function parseMessageText(raw: string): string {
   const text = raw.normalize('NFC');
   if ([...text].length > TEXT_MAX_CODE_POINTS)
     invalid(`must be at most ${TEXT_MAX_CODE_POINTS} characters`);
-  // Not only white space, nor only zero-width or other invisible characters: a message that shows
-  // nothing (private-use characters count as visible: some apps draw their own emoji with them).
-  if (!VISIBLE.test(text) && !PRIVATE_USE.test(text)) invalid('must contain a visible character');
+  // Not only white space, nor only zero-width or other invisible characters (Hangul fillers, the
+  // Braille blank): a message that shows nothing. Private-use characters count as visible: some
+  // apps draw their own emoji with them.
+  const shown = withoutInvisible(text);
+  if (!VISIBLE.test(shown) && !PRIVATE_USE.test(shown)) invalid('must contain a visible character');
   if (FORBIDDEN_CONTROL.test(text)) invalid('must not contain control characters but \\n and \\t');
   return text;
 }

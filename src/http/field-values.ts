@@ -23,14 +23,17 @@ export function requireWellFormed(raw: string, field: string): void {
  * mixed-direction names do use, are not among them.
  */
 const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
-/** A letter, digit, punctuation or symbol (emoji included). */
-export const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
+/** A letter, digit, punctuation, symbol (emoji included), or a mark that takes room (ा, ⃝). */
+export const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}\p{Mc}\p{Me}]/u;
 /**
  * Characters that are letters or symbols by category yet show nothing: the default-ignorable ones
  * (zero-width spaces and joiners, and the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, which are
  * letters) and U+2800 BRAILLE PATTERN BLANK (a symbol): the usual ways to a name that looks empty.
  */
 const SHOWS_NOTHING = /[\p{Default_Ignorable_Code_Point}\u2800]/gu;
+
+/** `text` without the characters that show nothing, for a test of what it shows. */
+export const withoutInvisible = (text: string): string => text.replace(SHOWS_NOTHING, '');
 
 /**
  * A name people see (an account's, an influencer's, a link's label) must show something and read
@@ -40,6 +43,5 @@ const SHOWS_NOTHING = /[\p{Default_Ignorable_Code_Point}\u2800]/gu;
 export function requireReadableName(text: string, field: string): void {
   if (BIDI_CONTROL.test(text))
     refuseField(field, 'must not contain bidirectional override characters');
-  if (!VISIBLE.test(text.replace(SHOWS_NOTHING, '')))
-    refuseField(field, 'must contain a visible character');
+  if (!VISIBLE.test(withoutInvisible(text))) refuseField(field, 'must contain a visible character');
 }

@@ -24,6 +24,8 @@ describe.each(backends)('sending messages ($name)', (backend) => {
       ['empty', ''],
       ['only white space', ' \n\t\u00a0 '],
       ['only invisible characters', '\u200b\u200d\u2060 \u200b'],
+      ['only a Hangul filler, a letter that shows nothing', '\u3164'],
+      ['only the Braille blank', '\u2800 \u2800'],
       ['2001 code points', '😀'.repeat(2001)],
       ['a control character', 'a\u0000b'],
       ['a carriage return', 'a\rb'],
@@ -47,7 +49,8 @@ describe.each(backends)('sending messages ($name)', (backend) => {
       const decomposed = 'e\u0301'.repeat(2000);
       expect((await fan.sent(id, decomposed)).text).toBe('\u00e9'.repeat(2000));
       expect((await fan.sent(id, 'line one\n\tline two')).text).toBe('line one\n\tline two');
-      for (const shows of ['👍', '…', '\u200b.', '\ue000'])
+      // A private-use character; a spacing and an enclosing mark alone (ा, ⃝) take room too.
+      for (const shows of ['👍', '…', '\u200b.', '\ue000', '\u093e', '\u20dd'])
         expect((await fan.sent(id, shows)).text).toBe(shows);
     });
 
