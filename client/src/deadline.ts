@@ -1,6 +1,8 @@
 /**
- * Runs `work` with a signal that aborts after `ms` with a `TimeoutError`, and clears its timer
- * once `work` settles. Not `AbortSignal.timeout`, which React Native does not have.
+ * Runs `work` with a signal that aborts after `ms` with a `TimeoutError`, and once `work` settles
+ * clears its timer and aborts what still runs under it (a request beside one that failed would
+ * otherwise outlive its deadline). So `work` reads what it needs before it settles. Not
+ * `AbortSignal.timeout`, which React Native does not have.
  */
 export async function withinMs<T>(
   ms: number,
@@ -12,6 +14,7 @@ export async function withinMs<T>(
     return await work(controller.signal);
   } finally {
     clearTimeout(timer);
+    controller.abort();
   }
 }
 

@@ -27,6 +27,8 @@ export interface SessionOptions {
 export class Session {
   private readonly options: SessionOptions;
   private renewal: Promise<Tokens | null> | undefined;
+  /** The sign-out under way: concurrent calls share it (a double tap forgets the tokens once). */
+  private signingOut: Promise<void> | undefined;
   /** Sign-ins and sign-outs so far: a refresh that saw one begin meanwhile keeps out of the store. */
   private changes = 0;
   private readonly listeners = new Set<(tokens: Tokens | null) => void>();
@@ -90,9 +92,18 @@ export class Session {
   }
 
   /** Forgets the tokens; tells `onSignedOut` if there were any. */
-  async signOut(): Promise<void> {
-    this.changes += 1;
+  signOut(): Promise<void> {
+    this.signingOut ??= this.forget().finally(() => {
+      this.signingOut = undefined;
+    });
+    return this.signingOut;
+  }
+
+  private async forget(): Promise<void> {
+    const change = ++this.changes;
     const had = await this.tokens();
+    // A sign-in that began while the store was read (an asynchronous one) is the later, and wins.
+    if (this.changes !== change) return;
     await this.options.store.set(null);
     if (had !== null) this.options.onSignedOut?.();
     this.changed(null);

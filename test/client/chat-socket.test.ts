@@ -223,7 +223,12 @@ describe.each(backends)('the client’s chat connection ($name)', (backend) => {
     const token = influencer.account.accessToken;
     expect((await rt.t.post('/api/logout', {}, { token })).statusCode).toBe(200);
     await until(() => chat.state.status === 'signed_out', 'signed out');
-    expect(states.map((s) => s.status)).toEqual(['connecting', 'open', 'signed_out']);
+    expect(states.map((s) => s.status)).toEqual([
+      'connecting',
+      'open',
+      'reconnecting',
+      'signed_out',
+    ]);
     expect(sockets.made).toHaveLength(1);
     expect(await store.get()).toBeNull();
     expect(signedOut).toBe(1);

@@ -2,7 +2,9 @@
 // for a user who signed out while it was being opened.
 import { describe, expect, it } from 'vitest';
 import type { ChatHistory } from '../../client/src/chat/catch-up.js';
+import { restHistory } from '../../client/src/chat/history.js';
 import { ChatConnection, type WebSocketConstructor } from '../../client/src/chat/connection.js';
+import type { CallMethod } from '../../client/src/client.js';
 import { createAccountClient, type Tokens, type TokenStore } from '../../client/src/index.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -56,11 +58,12 @@ function connectionOf(
   sockets: ReturnType<typeof fakeSockets>,
   history: ChatHistory,
   options: Omit<ConstructorParameters<typeof ChatConnection>[1], 'webSocketImpl'> = {},
+  renew: () => Promise<Tokens | null> = async () => null,
 ): ChatConnection {
   const deps = {
     url: 'ws://x.test/api/chat/ws',
     tokens: async () => ({ accessToken: 'a', refreshToken: 'r' }),
-    renew: async () => null,
+    renew,
     now: Date.now,
     history,
   };
@@ -210,5 +213,40 @@ describe('Retry-After', () => {
     await expect.poll(() => waits.length).toBeGreaterThan(0);
     chat.close();
     expect(waits[0]).toBeGreaterThanOrEqual(42_000);
+  });
+});
+
+describe('a socket closed with 4401 while the refresh has no answer yet', () => {
+  it('is reported reconnecting, not open (typing would be dropped, the app shows "connected")', async () => {
+    const sockets = fakeSockets();
+    const noAnswerYet = () => new Promise<never>(() => undefined);
+    const chat = connectionOf(
+      sockets,
+      { changes: async () => null, overview: emptyOverview },
+      {},
+      noAnswerYet,
+    );
+    await expect.poll(() => chat.state.status).toBe('open');
+    sockets.all[0]!.serverCloses(4401);
+    await sleep(20);
+    expect(chat.state).toMatchObject({ status: 'reconnecting', closeCode: 4401 });
+    chat.close();
+  });
+});
+
+describe("a catch-up's deadline", () => {
+  it('aborts the request beside one that failed, instead of leaving it without a deadline', async () => {
+    let unreadSignal: AbortSignal | undefined;
+    const GET = (async (url: string, init: { signal: AbortSignal }) => {
+      if (url === '/api/chat/conversations') throw new TypeError('fetch failed');
+      unreadSignal = init.signal;
+      // No answer (a dead connection): it ends only if aborted.
+      return new Promise((_, reject) =>
+        init.signal.addEventListener('abort', () => reject(init.signal.reason)),
+      );
+    }) as unknown as CallMethod<'get'>;
+    const history = restHistory(GET, 100, 60_000);
+    await expect(history.overview()).rejects.toThrow('fetch failed');
+    expect(unreadSignal?.aborted).toBe(true);
   });
 });

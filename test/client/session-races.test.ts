@@ -254,3 +254,74 @@ describe('a logout under way', () => {
     },
   );
 });
+
+describe('signing out', () => {
+  it('twice at once (a double tap) forgets the tokens once: onSignedOut is told once', async () => {
+    let signedOut = 0;
+    const api = createAccountClient({
+      baseUrl: 'https://api.example.test',
+      fetch: async () => json(200, {}),
+      store: memoryTokenStore({ accessToken: accessToken('ada'), refreshToken: 'r' }),
+      onSignedOut: () => (signedOut += 1),
+    });
+    await Promise.all([api.signOut(), api.signOut()]);
+    expect(await api.tokens()).toBeNull();
+    expect(signedOut).toBe(1);
+  });
+
+  it('after a refused refresh, does not wipe a sign-in made while it read an asynchronous store', async () => {
+    // React Native's secure storage: each operation takes 5 ms, one at a time, in order.
+    let held: Tokens | null = {
+      accessToken: accessToken('ada'),
+      refreshToken: 'ada-refresh',
+      expiresAt: NOW + 10_000, // within the renewal margin: a call refreshes first
+    };
+    let reads = 0;
+    const writes: string[] = [];
+    let queue = Promise.resolve();
+    const in5ms = <T>(operation: () => T) => {
+      const done = queue.then(() => new Promise((r) => setTimeout(r, 5))).then(operation);
+      queue = done.then(() => undefined);
+      return done;
+    };
+    const store: TokenStore = {
+      get: () => ((reads += 1), in5ms(() => held)),
+      set: (next) => {
+        writes.push(next === null ? 'null' : next.refreshToken);
+        return in5ms(() => void (held = next));
+      },
+    };
+    let refuse: () => void = () => undefined;
+    const refused = new Promise<Response>(
+      (resolve) =>
+        (refuse = () =>
+          resolve(json(401, { message: 'Invalid refresh token', error: 'invalid_refresh_token' }))),
+    );
+    const fetch = async (request: Request) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/api/refresh-token') return refused;
+      if (path === '/api/login') return json(200, signedIn('bob'));
+      return json(401, { message: 'Unauthorized', error: 'unauthorized' });
+    };
+    const api = createAccountClient({
+      baseUrl: 'https://x.test',
+      fetch,
+      store,
+      now: () => NOW,
+    });
+
+    const call = api.GET('/api/profile').catch(() => undefined); // Ada's revoked session
+    await new Promise((r) => setTimeout(r, 30)); // its refresh is under way
+    const readsBefore = reads;
+    refuse();
+    // The refresh reads the store once more, then its sign-out reads it again: Bob signs in then.
+    await expect.poll(() => reads - readsBefore, { interval: 1 }).toBe(2);
+    await api.login({ email: 'bob@example.test', password: 'a-Quiet-harbour-93' });
+    await call;
+    await new Promise((r) => setTimeout(r, 50));
+    expect({ writes, now: (await api.tokens())?.refreshToken }).toEqual({
+      writes: ['bob-refresh'],
+      now: 'bob-refresh',
+    });
+  });
+});

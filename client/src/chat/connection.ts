@@ -285,6 +285,14 @@ export class ChatConnection {
 
   /** 4401: the token expired or the session ended. A refused refresh means the latter: stop. */
   private async renewThenRetry(refused: Tokens, code: number): Promise<void> {
+    // Not open while the token is renewed (up to the refresh's 9 s): reconnecting once it is.
+    this.setState({
+      status: 'reconnecting',
+      attempt: this.backoff.attempt,
+      inMs: 0,
+      closeCode: code,
+    });
+    if (this.stopped) return; // a listener closed the connection
     let renewed: Tokens | null;
     try {
       renewed = await this.deps.renew(refused);
