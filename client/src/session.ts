@@ -156,14 +156,14 @@ export class Session {
  */
 export function authorizedFetch(session: Session, fetch: Fetch): Fetch {
   return async (request) => {
-    const tokens = await session.forCallOfThisUser();
+    const tokens = await orAbort(request.signal, session.forCallOfThisUser());
     // Not sent at all: anonymous, it could still succeed (a code request, a directory page).
     if (tokens === USER_GONE) return userGone();
     if (tokens === null) return fetch(request);
     const again = request.clone();
     const response = await fetch(withBearer(request, tokens.accessToken));
     if (response.status !== 401 || !(await refusesToken(response))) return response;
-    const renewed = await session.renew(tokens).catch(async (error: unknown) => {
+    const renewed = await orAbort(request.signal, session.renew(tokens)).catch(async (error) => {
       await response.body?.cancel();
       throw error;
     });
@@ -173,6 +173,20 @@ export function authorizedFetch(session: Session, fetch: Fetch): Fetch {
     await response.body?.cancel();
     return fetch(withBearer(again, renewed.accessToken));
   };
+}
+
+/**
+ * `work`, or the call's abort (the app's, or a catch-up's deadline) if that comes first: a call
+ * waiting for a renewal (up to the refresh's 9 s) ends when it is aborted. The renewal goes on
+ * for the other calls that share it.
+ */
+function orAbort<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const aborted = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', aborted, { once: true });
+    void work.then(resolve, reject).finally(() => signal.removeEventListener('abort', aborted));
+  });
 }
 
 /** A call's user signed out (or another signed in) before it could be made. */

@@ -325,3 +325,37 @@ describe('signing out', () => {
     });
   });
 });
+
+describe('a call aborted while its token is being renewed', () => {
+  it('rejects with the abort at once, not when the refresh (with no answer) gives up 9 s later', async () => {
+    const fetch = async (request: Request): Promise<Response> => {
+      if (new URL(request.url).pathname === '/api/refresh-token')
+        // No answer (a dead connection): it ends when the refresh's own deadline aborts it.
+        return new Promise((_, reject) =>
+          request.signal.addEventListener('abort', () => reject(request.signal.reason)),
+        );
+      return json(200, { user: {} });
+    };
+    const api = createAccountClient({
+      baseUrl: 'https://api.example.test',
+      fetch,
+      now: () => NOW,
+      store: memoryTokenStore({
+        accessToken: accessToken('ada'),
+        refreshToken: 'r',
+        expiresAt: NOW + 10_000, // within the renewal margin: the call renews first
+      }),
+    });
+    const controller = new AbortController();
+    const call = api.GET('/api/profile', { signal: controller.signal }).then(
+      () => 'answered',
+      (error: unknown) => (error as Error).name,
+    );
+    setTimeout(() => controller.abort(), 20);
+    const outcome = await Promise.race([
+      call,
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000)),
+    ]);
+    expect(outcome).toBe('AbortError');
+  });
+});
