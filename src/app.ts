@@ -51,7 +51,7 @@ import { pastPolicyCondition, peersPastPolicy } from './chat/conversations.store
 import { removeFollowsOnBlock } from './influencer/blocking.js';
 import { createAccessTokens } from './security/access-tokens.js';
 import { createCodeHasher } from './security/one-time-codes.js';
-import { createPasswordHasher } from './security/password-hashing.js';
+import { createPasswordHasher, hashConcurrencyFor } from './security/password-hashing.js';
 import { createPasswordPolicy } from './security/password-policy.js';
 import { createRefreshTokens } from './security/refresh-tokens.js';
 import { createSecretBox } from './security/secret-box.js';
@@ -224,7 +224,10 @@ export async function buildApp(
     config,
     db,
     clock,
-    hasher: await createPasswordHasher(metrics.observeHash),
+    hasher: await createPasswordHasher(
+      metrics.observeHash,
+      hashConcurrencyFor(config.threadPoolSize),
+    ),
     policy: createPasswordPolicy(config.passwordMinLength),
     codes: createCodeHasher(keys.codeHmac),
     accessTokens,

@@ -25,9 +25,10 @@ export interface Config {
   readonly publicUrl: string;
   readonly logLevel: string;
   /**
-   * libuv's thread pool, where passwords are hashed: one thread per core unless set (main.cts).
-   * libuv reads the variable itself, and would take "abc" as 1 thread while the hasher sizes its
-   * slots for 4; so a value that is not a whole number from 1 to 1024 stops the start.
+   * libuv's thread pool, where passwords are hashed: one thread per core unless set (main.cts);
+   * undefined, libuv's default of 4. The hasher sizes its slots by it. libuv reads the variable
+   * itself, and would take "abc" as 1 thread; so a value that is not a whole number from 1 to
+   * 1024 stops the start.
    */
   readonly threadPoolSize: number | undefined;
 }

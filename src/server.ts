@@ -1,5 +1,6 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfigOrExit } from './config.js';
+import { cannotOpenDatabase } from './db/outage.js';
 
 /**
  * After SIGTERM, in-flight requests get this long to finish; then the connections still open (a
@@ -27,40 +28,13 @@ const LISTEN_FAILURES: Record<string, string> = {
 };
 
 /**
- * Why the service cannot start through no fault of the code, as error codes: the database's
- * address, its credentials or name, its file or directory. PostgreSQL's SQLSTATEs: connection
- * exceptions (08…), authorization (28000, 28P01), no such database (3D000), too many connections
- * (53300), starting up or shutting down (57P03).
- */
-const CANNOT_OPEN_DATABASE = new Set([
-  ...['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'],
-  ...[
-    'ENOTFOUND',
-    'EAI_AGAIN',
-    'EACCES',
-    'EPERM',
-    'EEXIST',
-    'ENOTDIR',
-    'EISDIR',
-    'EROFS',
-    'ENOSPC',
-  ],
-  ...['SQLITE_CANTOPEN', 'SQLITE_NOTADB', 'SQLITE_READONLY', 'SQLITE_PERM', 'SQLITE_FULL'],
-  ...['08000', '08001', '08004', '08006', '28000', '28P01', '3D000', '53300', '57P03'],
-]);
-
-/**
  * An operator's mistake that stops the start, in one line (as a configuration error is): the
  * database cannot be opened, or APP_SECRET does not open what it sealed. Else undefined.
  */
 function startFailure(error: unknown): string | undefined {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+  for (let cause = error; cause instanceof Error; cause = cause.cause)
     if (cause instanceof ConfigError) return `configuration error: ${cause.message}`;
-    const { code } = cause as NodeJS.ErrnoException;
-    if (code !== undefined && CANNOT_OPEN_DATABASE.has(code))
-      return `cannot open the database: ${cause.message || code}`;
-  }
-  return undefined;
+  return cannotOpenDatabase(error);
 }
 
 const config = loadConfigOrExit();

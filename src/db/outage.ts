@@ -52,6 +52,28 @@ export function isDatabaseUnavailable(error: Error & { code?: unknown }): boolea
   return UNAVAILABLE_MESSAGES.test(error.message);
 }
 
+/** A database file or its directory that cannot be opened or created (SQLite), as error codes. */
+const UNOPENABLE_FILE_CODES = new Set([
+  ...['SQLITE_CANTOPEN', 'SQLITE_NOTADB', 'SQLITE_PERM'],
+  ...['EACCES', 'EPERM', 'EEXIST', 'ENOTDIR', 'EISDIR', 'EROFS', 'ENOSPC'],
+]);
+
+/**
+ * Why the service could not open its database at start-up, in one line, when that is an
+ * operator's matter (nobody listens, wrong credentials or database name, a path that is a
+ * directory) rather than a bug; else undefined. Looks through the error's causes (a failed
+ * migration wraps the driver's error). Its message names no password: the URL is never in it.
+ */
+export function cannotOpenDatabase(error: unknown): string | undefined {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const { code } = cause as Error & { code?: unknown };
+    const unopenable = typeof code === 'string' && UNOPENABLE_FILE_CODES.has(code);
+    if (unopenable || isDatabaseUnavailable(cause))
+      return `cannot open the database: ${cause.message || String(code)}`;
+  }
+  return undefined;
+}
+
 export function databaseOutageLog(log: FastifyBaseLogger, clock: () => number): OutageLog {
   return new OutageLog({
     dependency: 'database',

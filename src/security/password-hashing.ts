@@ -40,10 +40,12 @@ export function hashConcurrency(cores: number, poolThreads: number): number {
   return poolThreads <= running ? running + 1 : running;
 }
 
-export const HASH_CONCURRENCY = hashConcurrency(
-  availableParallelism(),
-  Number(process.env.UV_THREADPOOL_SIZE) || LIBUV_DEFAULT_POOL,
-);
+/**
+ * The hashes in flight for libuv's pool of `poolThreads` (config.ts: UV_THREADPOOL_SIZE, which
+ * main.cts sets to the cores; unset, libuv's default) on this machine's cores.
+ */
+export const hashConcurrencyFor = (poolThreads = LIBUV_DEFAULT_POOL): number =>
+  hashConcurrency(availableParallelism(), poolThreads);
 
 export type HashTimer = (operation: 'hash' | 'verify', seconds: number) => void;
 
@@ -69,8 +71,9 @@ export interface PasswordHasher {
  */
 export async function createPasswordHasher(
   onTiming: HashTimer = () => undefined,
+  concurrency = hashConcurrencyFor(),
 ): Promise<PasswordHasher> {
-  const slots = pLimit(HASH_CONCURRENCY);
+  const slots = pLimit(concurrency);
   const timed = <T>(operation: 'hash' | 'verify', work: () => Promise<T>): Promise<T> =>
     slots(async () => {
       const started = process.hrtime.bigint();

@@ -26,8 +26,8 @@ describe.skipIf(postgres === undefined)('a read-only PostgreSQL database', () =>
     await t?.close();
   });
 
-  it('answers writes 503 unavailable, and /readyz 503 with the database down', async () => {
-    expect((await t.call('GET', '/readyz')).statusCode).toBe(200);
+  /** Makes the database read-only for the service (idempotent). */
+  async function readOnly(): Promise<void> {
     await admin.query(`alter database ${name} set default_transaction_read_only = on`);
     // The service's connections were opened before: they take the setting once opened again.
     await admin.query(
@@ -35,6 +35,11 @@ describe.skipIf(postgres === undefined)('a read-only PostgreSQL database', () =>
       [name],
     );
     await expect.poll(async () => (await t.call('GET', '/readyz')).statusCode).toBe(503);
+  }
+
+  it('answers writes 503 unavailable, and /readyz 503 with the database down', async () => {
+    expect((await t.call('GET', '/readyz')).statusCode).toBe(200);
+    await readOnly();
     expect((await t.call('GET', '/readyz')).json()).toMatchObject({
       status: 'unavailable',
       checks: { database: 'down' },
@@ -48,7 +53,13 @@ describe.skipIf(postgres === undefined)('a read-only PostgreSQL database', () =>
   });
 
   it('logs the outage once, not once per refused write: the reads it answers between do not end it', async () => {
-    // Still read-only (the test above): the outage began with its refused registration.
+    await readOnly();
+    // The outage begins with the first refused write, before these lines are counted.
+    const first = await t.post('/api/register', {
+      email: uniqueEmail(),
+      password: STRONG_PASSWORD,
+    });
+    expect(first.statusCode).toBe(503);
     const before = t.logs.length;
     for (let i = 0; i < 5; i++) {
       // A read it answers (a login of an unknown address looks it up), then a write it refuses.
