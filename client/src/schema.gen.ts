@@ -736,7 +736,7 @@ export interface operations {
           email: string;
           /** @description Any Unicode text; policy: 8–128 code points after NFC, not a common password, not the e-mail address or its local part. */
           password: string;
-          /** @description 1–100 characters with at least one visible one; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069). */
+          /** @description 1–100 characters after trimming and NFC, with at least one visible one; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069). */
           name?: string;
         };
       };
@@ -1705,7 +1705,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description 1–100 characters with at least one visible one; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069). */
+          /** @description 1–100 characters after trimming and NFC, with at least one visible one; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069). */
           name?: string | null;
           /** @description At most 500 characters. */
           bio?: string | null;

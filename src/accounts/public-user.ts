@@ -4,6 +4,8 @@ import { isoTimestamp } from '../http/timestamps.js';
 import type { ProfileRow } from './users.store.js';
 
 export const EMAIL_MAX_LENGTH = 254;
+/** An account's name, in code points after trimming and NFC (API.md: 1–100). */
+export const NAME_MAX = 100;
 /** What the unique index holds: every character lower-cases into at most two (migration 008). */
 export const NORMALIZED_EMAIL_MAX_LENGTH = 2 * EMAIL_MAX_LENGTH;
 

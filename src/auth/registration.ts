@@ -11,7 +11,8 @@ import {
 import { startSession, type ClientInfo, type TokenResponse } from './sessions.js';
 import { findUserByEmail, insertUser, type UserRow } from '../accounts/users.store.js';
 import { inTransaction } from '../db/transaction.js';
-import { requireReadableName, requireWellFormed } from '../http/field-values.js';
+import { parseName } from '../http/field-values.js';
+import { NAME_MAX } from '../accounts/public-user.js';
 
 export interface Registration {
   readonly email: string;
@@ -26,10 +27,7 @@ export async function register(
   client: ClientInfo,
 ): Promise<{ user: PublicUser } & TokenResponse> {
   const email = parseEmailAddress(input.email);
-  if (input.name !== undefined) {
-    requireWellFormed(input.name, 'name');
-    requireReadableName(input.name, 'name');
-  }
+  const name = input.name === undefined ? null : parseName(input.name, 'name', NAME_MAX);
   const problems = ctx.policy.problems(input.password, email, 'password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
   if (await findUserByEmail(ctx.db, email)) throw Errors.emailTaken();
@@ -42,7 +40,7 @@ export async function register(
     email_normalized: normalizeEmail(email),
     password_hash: passwordHash,
     email_confirmed_at: null,
-    name: input.name ?? null,
+    name,
     bio: null,
     avatar_url: null,
     created_at: now,

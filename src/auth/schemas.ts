@@ -1,6 +1,7 @@
 import { Errors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
-import { matching, MessageBody, nullable, withErrors } from '../http/schemas.js';
+import { NAME_MAX } from '../accounts/public-user.js';
+import { MessageBody, nullable, withErrors } from '../http/schemas.js';
 
 /**
  * Request and response schemas of the Auth group: they validate requests (no type coercion) and
@@ -23,12 +24,10 @@ const NewPassword = Type.String({
 /** A password being proved: any text; a wrong one is just wrong. */
 export const CurrentPassword = Type.String({ description: "The account's current password." });
 const Code = Type.String({ description: 'The 6-digit code from the e-mail.' });
+// No outer bound but the body's size: the exact rule applies after trimming and NFC, so any
+// amount of surrounding white space is allowed (as for an influencer's display name).
 export const Name = Type.String({
-  minLength: 1,
-  maxLength: 100,
-  ...matching('^[^\\p{Cc}]*$', 'must not contain control characters'),
-  description:
-    '1–100 characters with at least one visible one; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069).',
+  description: `1–${NAME_MAX} characters after trimming and NFC, with at least one visible one; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069).`,
 });
 
 export const User = Type.Object(

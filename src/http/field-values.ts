@@ -45,3 +45,20 @@ export function requireReadableName(text: string, field: string): void {
     refuseField(field, 'must not contain bidirectional override characters');
   if (!VISIBLE.test(withoutInvisible(text))) refuseField(field, 'must contain a visible character');
 }
+
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * A name as people type it (an account's, an influencer's, a link's label): trimmed and in NFC,
+ * so that " Ada" and "Ada", or a precomposed and a decomposed "é", are one name; then 1–`max`
+ * code points without control characters, readable.
+ */
+export function parseName(raw: string, field: string, max: number): string {
+  requireWellFormed(raw, field);
+  const text = raw.trim().normalize('NFC');
+  if (text.length === 0) refuseField(field, 'must not be empty');
+  if ([...text].length > max) refuseField(field, `must be at most ${max} characters`);
+  if (CONTROL.test(text)) refuseField(field, 'must not contain control characters');
+  requireReadableName(text, field);
+  return text;
+}

@@ -1,9 +1,5 @@
 import { Errors } from '../errors.js';
-import {
-  refuseField as invalid,
-  requireReadableName,
-  requireWellFormed,
-} from '../http/field-values.js';
+import { parseName, refuseField as invalid, requireWellFormed } from '../http/field-values.js';
 import { parseHttpsUrl } from '../http/https-url.js';
 
 /**
@@ -18,11 +14,8 @@ export const DISPLAY_NAME_MAX = 50;
 export const BIO_MAX = 500;
 export const LABEL_MAX = 30;
 
-const CONTROL = /\p{Cc}/u;
 /** In a bio, line breaks and tabs are text; other control characters are not. */
 const CONTROL_BUT_LINES = /[^\P{Cc}\n\r\t]/u;
-
-const codePoints = (text: string) => [...text].length;
 
 /** Lower-cased, then 3–30 of a–z, 0–9 and _; stored and compared lower-cased. */
 export function parseHandle(raw: string): string {
@@ -33,19 +26,8 @@ export function parseHandle(raw: string): string {
   return handle;
 }
 
-/** Trimmed and NFC-normalised text of 1–`max` code points without control characters, readable. */
-export function parseLabel(raw: string, field: string, max: number): string {
-  requireWellFormed(raw, field);
-  const text = raw.trim().normalize('NFC');
-  if (text.length === 0) invalid(field, 'must not be empty');
-  if (codePoints(text) > max) invalid(field, `must be at most ${max} characters`);
-  if (CONTROL.test(text)) invalid(field, 'must not contain control characters');
-  requireReadableName(text, field);
-  return text;
-}
-
 export function parseDisplayName(raw: string): string {
-  return parseLabel(raw, 'display_name', DISPLAY_NAME_MAX);
+  return parseName(raw, 'display_name', DISPLAY_NAME_MAX);
 }
 
 /** Its length (code points) is the schema's to check. */
@@ -68,7 +50,7 @@ export interface Link {
 /** Only `label` and `url` are kept from each link. */
 export function parseLinks(raw: readonly Link[]): Link[] {
   return raw.map((link) => ({
-    label: parseLabel(link.label, 'links', LABEL_MAX),
+    label: parseName(link.label, 'links', LABEL_MAX),
     url: parseHttpsUrl(link.url, 'links'),
   }));
 }

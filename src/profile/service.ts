@@ -1,4 +1,4 @@
-import { publicUser, type PublicUser } from '../accounts/public-user.js';
+import { NAME_MAX, publicUser, type PublicUser } from '../accounts/public-user.js';
 import { verifyCurrentPassword, writeWhileHashHolds } from '../auth/passwords.js';
 import type { Caller } from '../accounts/caller.js';
 import { deleteAccountRecords } from '../accounts/deletion.js';
@@ -12,7 +12,7 @@ import {
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import { publishAccountDeleted } from '../events/account-events.js';
-import { requireReadableName, requireWellFormed } from '../http/field-values.js';
+import { parseName, requireWellFormed } from '../http/field-values.js';
 import { parseHttpsUrl } from '../http/https-url.js';
 
 /** Authentication already read the account, in the same lookup that checked the session. */
@@ -34,11 +34,8 @@ export async function updateProfile(
     if (changes[field] !== undefined) defined[field] = changes[field];
   }
   if (Object.keys(defined).length === 0) return getProfile(caller);
-  for (const field of ['name', 'bio'] as const) {
-    const text = defined[field];
-    if (typeof text === 'string') requireWellFormed(text, field);
-  }
-  if (typeof defined.name === 'string') requireReadableName(defined.name, 'name');
+  if (typeof defined.name === 'string') defined.name = parseName(defined.name, 'name', NAME_MAX);
+  if (typeof defined.bio === 'string') requireWellFormed(defined.bio, 'bio');
   if (typeof defined.avatar_url === 'string') parseHttpsUrl(defined.avatar_url, 'avatar_url');
   await updateProfileFields(ctx.db, caller.userId, defined, ctx.clock());
   const updated = await findUserById(ctx.db, caller.userId);

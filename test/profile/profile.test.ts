@@ -108,6 +108,24 @@ describe.each(backends)('profile ($name)', (backend) => {
       expect((await getProfile(account)).json().user.name).toBe('é'.repeat(100));
     });
 
+    it('name: trimmed and composed (NFC) before its 1–100 characters are counted', async () => {
+      const account = await t.register();
+      const decomposed = 'Zoe\u0301'; // é as e + combining acute
+      const updated = await patch(account, { name: `  \t${decomposed} Saldana \n` });
+      expect(updated.statusCode).toBe(200);
+      expect(updated.json().user.name).toBe('Zo\u00e9 Saldana');
+      expect((await patch(account, { name: ` ${'x'.repeat(100)}  ` })).json().user.name).toBe(
+        'x'.repeat(100),
+      );
+      expect((await patch(account, { name: 'e\u0301'.repeat(100) })).statusCode).toBe(200);
+      expectValidationFailed(await patch(account, { name: ' \t ' }), 'name');
+      expect((await getProfile(account)).json().user.name).toBe('\u00e9'.repeat(100));
+      const registered = await t.call('POST', '/api/register', {
+        body: { email: 'trimmed-name@example.test', password: STRONG_PASSWORD, name: ' Ada ' },
+      });
+      expect(registered.json().user.name).toBe('Ada');
+    });
+
     it('name: control characters are refused', async () => {
       const account = await t.register();
       for (const name of ['Bad\u0000Name', 'Bad\nName', 'Bad\u001bName', 'Bad\u007fName']) {
@@ -132,7 +150,7 @@ describe.each(backends)('profile ($name)', (backend) => {
       ]) {
         expectValidationFailed(await patch(account, { name }), 'name');
       }
-      for (const name of ['👩‍💻', 'שלום\u200f Dana', 'می\u200cخواهم', ' Ada ', '한국어', '⠓⠊']) {
+      for (const name of ['👩‍💻', 'שלום\u200f Dana', 'می\u200cخواهم', 'Ada', '한국어', '⠓⠊']) {
         const updated = await patch(account, { name });
         expect(updated.statusCode, JSON.stringify(name)).toBe(200);
         expect(updated.json().user.name).toBe(name);
