@@ -19,7 +19,8 @@ export interface RefreshTokens {
   isAuthentic(token: string, seed: string): boolean;
 }
 
-const TOKEN_PATTERN = /^([0-9a-f-]{36})\.(\d{1,9})\.([A-Za-z0-9_-]{43})$/;
+// One spelling per token: a generation without leading zeros, as issue() writes it.
+const TOKEN_PATTERN = /^([0-9a-f-]{36})\.(0|[1-9]\d{0,8})\.([A-Za-z0-9_-]{43})$/;
 
 export function createRefreshTokens(key: Buffer): RefreshTokens {
   const mac = (sessionId: string, seed: string, generation: number) =>

@@ -308,6 +308,7 @@ describe.each(backends)('access and refresh tokens ($name)', (backend) => {
         `${sid}.0.${forgedMac}`, // the rotated-away generation, with a forged MAC
         [...parts.slice(0, -1), forgedMac].join('.'), // the current generation, forged MAC
         flipMiddle(current, current.lastIndexOf('.') + 1), // one character of the MAC changed
+        [parts[0], `0${parts[1]}`, parts[2]].join('.'), // the current token, another spelling
       ]) {
         expectInvalidRefresh(await refresh(forged));
       }
