@@ -74,6 +74,13 @@ export const Errors = {
     'unsupported_media_type',
     'Request bodies must be sent as application/json.',
   ),
+  // RFC 9110 §12.5.3: a 415 for a content coding names the ones accepted.
+  unsupportedContentEncoding: defineWithHeaders(
+    415,
+    'unsupported_media_type',
+    'Request bodies must be sent uncompressed (no Content-Encoding).',
+    () => ({ 'accept-encoding': 'identity' }),
+  ),
   payloadTooLarge: define(413, 'payload_too_large', 'The request body is larger than 16 KiB.'),
   notFound: define(404, 'not_found', 'The requested resource was not found.'),
   methodNotAllowed: defineWithHeaders(

@@ -18,6 +18,9 @@ export function jsonObjectBodies(app: FastifyInstance): void {
     if (request.is404) return done(null, undefined);
     if (!isUtf8Charset(request.headers['content-type'])) return done(Errors.unsupportedMediaType());
     if (body.length === 0) return done(null, undefined);
+    // A gzipped body read as JSON was answered invalid_json: the body is fine, its coding is not.
+    if (isEncoded(request.headers['content-encoding']))
+      return done(Errors.unsupportedContentEncoding());
     let text: string;
     try {
       text = typeof body === 'string' ? body : strictUtf8.decode(body);
@@ -44,6 +47,9 @@ function isUtf8Charset(contentType: string | undefined): boolean {
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1];
   return charset === undefined || /^utf-?8$/i.test(charset);
 }
+
+const isEncoded = (contentEncoding: string | undefined): boolean =>
+  contentEncoding !== undefined && !/^\s*(identity)?\s*$/i.test(contentEncoding);
 
 const isObject = (value: unknown): boolean =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
@@ -53,6 +54,29 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
         415,
         'unsupported_media_type',
       );
+    });
+
+    it('a compressed body (Content-Encoding) gets 415 unsupported_media_type naming the coding accepted', async () => {
+      const body = gzipSync(JSON.stringify({ email: uniqueEmail(), password: STRONG_PASSWORD }));
+      for (const coding of ['gzip', 'br', 'GZIP, identity']) {
+        const response = await t.app.inject({
+          method: 'POST',
+          url: '/api/login',
+          payload: body,
+          headers: { 'content-type': 'application/json', 'content-encoding': coding },
+          remoteAddress: randomIp(),
+        });
+        expectError(response, 415, 'unsupported_media_type');
+        expect(response.headers['accept-encoding']).toBe('identity');
+      }
+      const plain = await t.app.inject({
+        method: 'POST',
+        url: '/api/login',
+        payload: JSON.stringify({ email: uniqueEmail(), password: STRONG_PASSWORD }),
+        headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+        remoteAddress: randomIp(),
+      });
+      expectError(plain, 401, 'invalid_credentials');
     });
 
     it('malformed JSON gets 400 invalid_json', async () => {
