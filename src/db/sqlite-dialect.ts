@@ -28,6 +28,9 @@ import {
  * 3. Transactions begin IMMEDIATE, taking the write lock at once: another process on the same
  *    file (`npm run migrate` beside the service) then waits for it (busy_timeout) instead of
  *    failing when its read would become a write after this one committed.
+ * 4. A rollback after SQLite already rolled the transaction back itself (it does on SQLITE_FULL,
+ *    SQLITE_IOERR, SQLITE_NOMEM) is done, not an error: Kysely's failing ROLLBACK replaced the
+ *    statement's error, so a full disk answered 500 instead of 503 (db/outage.ts).
  */
 export class PlannedOnceSqliteDialect extends SqliteDialect {
   constructor(private readonly sqliteConfig: SqliteDialectConfig) {
@@ -63,4 +66,15 @@ class ImmediateSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.rollbackTransaction(connection);
+    } catch (error) {
+      if (!isRolledBackAlready(error)) throw error;
+    }
+  }
 }
+
+const isRolledBackAlready = (error: unknown): boolean =>
+  error instanceof Error && /no transaction is active/.test(error.message);

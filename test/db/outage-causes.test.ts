@@ -9,6 +9,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { isDatabaseUnavailable } from '../../src/db/outage.js';
+import { inTransaction } from '../../src/db/transaction.js';
+import type { Db } from '../../src/db/database.js';
 
 const adminUrl = process.env.TEST_DATABASE_URL;
 if (!adminUrl)
@@ -48,12 +50,17 @@ describe('a SQLite file that takes no writes', () => {
     try {
       await sql`create table filler (bytes blob)`.execute(db);
       await refuse.execute(db);
-      const error = await sql`insert into filler values (zeroblob(100000))`.execute(db).then(
-        (): Error & { code?: string } => new Error('the insert succeeded'),
-        (error: unknown) => error as Error & { code?: string },
-      );
-      expect(error.code).toBe(code);
-      expect(isDatabaseUnavailable(error)).toBe(true);
+      const insert = (into: Db) => sql`insert into filler values (zeroblob(100000))`.execute(into);
+      // In a transaction too: SQLite rolls it back itself on SQLITE_FULL, and the ROLLBACK that
+      // followed failed and hid the cause (500, not 503).
+      for (const write of [() => insert(db), () => inTransaction(db, insert)]) {
+        const error = await write().then(
+          (): Error & { code?: string } => new Error('the insert succeeded'),
+          (error: unknown) => error as Error & { code?: string },
+        );
+        expect(error.code).toBe(code);
+        expect(isDatabaseUnavailable(error)).toBe(true);
+      }
     } finally {
       await db.destroy();
     }
