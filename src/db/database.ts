@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, sql, type LogConfig } from 'kysely';
 import type { Config, DatabaseLocation } from '../config.js';
+import { MigrationPostgresDialect } from './migration-dialect.js';
 import { PlannedOnceSqliteDialect } from './sqlite-dialect.js';
 import { kyselyPool } from './postgres-pool.js';
 import type { Database } from './tables.js';
@@ -22,6 +23,8 @@ export interface DatabaseOptions {
    * the role's own setting stands (`ALTER ROLE … SET statement_timeout`). Default true.
    */
   readonly statementTimeoutOnConnect?: boolean;
+  /** PostgreSQL: the migration run's connection (migration-dialect.ts). */
+  readonly forMigrations?: boolean;
 }
 
 /** The service's own connections, as configured. */
@@ -110,8 +113,9 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Db> 
   // the queries that fail already answer 503, and the pool drops the dead client on release.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
+  const Dialect = options.forMigrations === true ? MigrationPostgresDialect : PostgresDialect;
   return new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: kyselyPool(pool) }),
+    dialect: new Dialect({ pool: kyselyPool(pool) }),
     ...(options.log !== undefined && { log: options.log }),
   });
 }

@@ -38,7 +38,7 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-/** Runs pending migrations. Kysely takes a lock first, so instances starting together do not race. */
+/** Runs pending migrations behind the migration lock, so instances starting together do not race. */
 export async function migrateToLatest(db: Db): Promise<void> {
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
@@ -67,26 +67,36 @@ export async function newerMigrations(db: Db): Promise<string[]> {
 
 /**
  * Runs pending migrations of the database at `location`, whose service connection is `db`. On
- * PostgreSQL they run on a connection of their own without the pool's 10 s query timeout, which
- * would cut off the wait for another instance's migration lock, or a long index build.
+ * PostgreSQL they run on a connection of their own, in one transaction that holds the migration
+ * lock and has no statement timeout (migration-dialect.ts): a second instance waits for a long
+ * migration, or a long index build, instead of failing.
  *
  * A database a newer build has migrated further is left as it is, and the names of its newer
  * migrations answered: migrations only add (columns, tables, indexes, rows the former build
  * ignores), so this build still runs on it, where refusing to start would stop a rollback, or an
- * instance of the former build restarting during a rolling deploy.
+ * instance of the former build restarting during a rolling deploy. The newer build may be
+ * migrating while this one waits for the lock: Kysely then refuses the migration it does not
+ * know, and the database is looked at again.
  */
 export async function migrate(location: DatabaseLocation, db: Db): Promise<string[]> {
   const newer = await newerMigrations(db);
   if (newer.length > 0) return newer;
-  if (location.kind !== 'postgres') {
-    await migrateToLatest(db);
+  try {
+    await migrateOwnConnection(location, db);
     return [];
+  } catch (error) {
+    const newerMeanwhile = await newerMigrations(db).catch(() => []);
+    if (newerMeanwhile.length > 0) return newerMeanwhile;
+    throw error;
   }
-  const own = await openDatabase(location, { poolSize: 1, queryTimeoutMs: 0 });
+}
+
+async function migrateOwnConnection(location: DatabaseLocation, db: Db): Promise<void> {
+  if (location.kind !== 'postgres') return migrateToLatest(db);
+  const own = await openDatabase(location, { poolSize: 1, queryTimeoutMs: 0, forMigrations: true });
   try {
     await migrateToLatest(own);
   } finally {
     await own.destroy();
   }
-  return [];
 }
