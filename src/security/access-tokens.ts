@@ -48,21 +48,35 @@ export async function createAccessTokens({
 }: Options): Promise<AccessTokens> {
   let keys = await loadSigningKeys(db, box, clock());
   let lastReload = clock();
+  /** The re-read under way: requests that need it wait for it, not answer with the old keys. */
+  let reloading: Promise<void> | undefined;
+  const reload = () =>
+    (reloading ??= loadSigningKeys(db, box, clock())
+      .then((loaded) => {
+        keys = loaded;
+      })
+      .finally(() => {
+        reloading = undefined;
+      }));
   /**
    * Re-reads the keys once they are older than `ms`. A periodic re-read that fails keeps the keys
    * held (they sign and verify as they did a minute ago): a refresh has already rotated its
    * session when it signs, and failing it then would cost the client its new refresh token, and
    * after the grace window the session. Only a re-read for a key not held (`needed`) must succeed.
+   * A burst of tokens of a key not yet held (another instance signs with it first) all wait for
+   * the one re-read their first started: they were answered 401 while it ran.
    */
   const reloadIfOlderThan = async (ms: number, needed = false) => {
     const previous = lastReload;
-    if (clock() - previous <= ms) return;
-    lastReload = clock();
+    const started = reloading === undefined && clock() - previous > ms;
+    // Keys held serve while another request re-reads them; only a key not held is worth a wait.
+    if (!started && !(needed && reloading !== undefined)) return;
+    if (started) lastReload = clock();
     try {
-      keys = await loadSigningKeys(db, box, clock());
+      await reload();
     } catch (error) {
       if (!needed) return;
-      lastReload = previous; // the next token of an unknown key tries again, not answers 401
+      if (started) lastReload = previous; // the next token of an unknown key tries again
       throw error;
     }
   };

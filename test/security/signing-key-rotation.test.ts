@@ -8,7 +8,7 @@ import {
   loadSigningKeys,
   pruneRetiredKeys,
 } from '../../src/security/signing-keys.js';
-import { backends } from '../helpers/backends.js';
+import { backends, type ProvisionedBackend } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
 
 const APP_SECRET = 'rotation-test-secret-of-at-least-32-bytes';
@@ -123,3 +123,44 @@ describe.each(backends)('signing keys that cannot be re-read ($name)', (backend)
     }
   });
 });
+
+// Signing keys are shared by every instance (API.md "Tokens"). Instance B saw no request while a
+// rotated key waited out its activation, so it meets the new kid first in a burst: only the
+// request that started the re-read waited for it, the others were answered 401 meanwhile.
+describe.each(backends)(
+  'a burst of tokens of a key this instance has not read yet ($name)',
+  (backend) => {
+    let provisioned: ProvisionedBackend;
+    let a: TestApp;
+    let b: TestApp;
+    beforeAll(async () => {
+      provisioned = await backend.provision();
+      a = await TestApp.start(provisioned, { env: { APP_SECRET } });
+      b = await TestApp.start(provisioned, { env: { APP_SECRET } });
+    });
+    afterAll(async () => {
+      await a.close();
+      await b.close();
+      await provisioned.drop();
+    });
+
+    it('is accepted on every request, not only the one that started the re-read', async () => {
+      const account = await a.register();
+      expect((await b.call('GET', '/api/profile', { token: account.accessToken })).statusCode).toBe(
+        200,
+      );
+      const box = createSecretBox(deriveServerKeys(APP_SECRET).secretBox);
+      const newKid = await insertNewKey(a.db, box, a.clock.now());
+      a.clock.advance(11 * MINUTE);
+      b.clock.advance(11 * MINUTE);
+      const fresh = await a.login(account.email, account.password);
+      expect(decodeProtectedHeader(fresh.accessToken).kid).toBe(newKid);
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          b.call('GET', '/api/profile', { token: fresh.accessToken }),
+        ),
+      );
+      expect(answers.map((r) => r.statusCode)).toEqual(Array(8).fill(200));
+    });
+  },
+);
