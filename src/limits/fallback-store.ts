@@ -3,6 +3,7 @@ import { CircuitBreaker, PROBE_TIMING, type ProbeTiming } from './circuit-breake
 import { LeastRecentlyUsed } from '../least-recently-used.js';
 import { OutageLog } from '../outage-log.js';
 import {
+  eventName,
   longestWindow,
   singleDecision,
   type Counter,
@@ -41,6 +42,7 @@ const MEANWHILE_MAX = 10_000;
 export class FallbackWindowStore implements SlidingWindowStore {
   private readonly breaker: CircuitBreaker;
   private readonly outage: OutageLog;
+  private readonly clock: () => number;
   /**
    * A clear is a promise (a password reset lifts the lockout), and Redis may still hold the
    * events when it answers again (it hung, or the network between us did): cleared there then.
@@ -67,6 +69,7 @@ export class FallbackWindowStore implements SlidingWindowStore {
     private readonly fallback: SlidingWindowStore,
     options: FallbackOptions,
   ) {
+    this.clock = options.clock;
     // One line when Redis goes away (its message: a refused connection needs no stack), a count a
     // minute of the calls served from memory meanwhile, one line when it is back.
     this.outage = new OutageLog({
@@ -98,22 +101,29 @@ export class FallbackWindowStore implements SlidingWindowStore {
   }
 
   consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {
-    return this.attempt(async (store) => {
-      const decision = await store.consumeAll(counters, now);
-      if (store === this.fallback && decision.allowed) {
-        const keys = counters.map(({ key, rules }) => ({ key, retainMs: longestWindow(rules) }));
-        this.countMeanwhile(decision.event, keys, now);
-      }
-      return decision;
-    });
+    const keys = counters.map(({ key, rules }) => ({ key, retainMs: longestWindow(rules) }));
+    return this.attempt(
+      keys,
+      now,
+      (event) => this.primary.consumeAll(counters, now, event),
+      async (at, event) => {
+        const decision = await this.fallback.consumeAll(counters, at, event);
+        if (decision.allowed) this.countedMeanwhile.set(event, { keys, now: at });
+        return decision;
+      },
+    );
   }
 
   record(key: string, retainMs: number, now: number): Promise<void> {
-    return this.attempt(async (store) => {
-      await store.record(key, retainMs, now);
-      // Memory's event is its time (memory-store.ts): Redis gets it under that name.
-      if (store === this.fallback) this.countMeanwhile(String(now), [{ key, retainMs }], now);
-    });
+    return this.attempt(
+      [{ key, retainMs }],
+      now,
+      (event) => this.primary.record(key, retainMs, now, event),
+      async (at, event) => {
+        await this.fallback.record(key, retainMs, at, event);
+        this.countedMeanwhile.set(event, { keys: [{ key, retainMs }], now: at });
+      },
+    );
   }
 
   release(key: string, event: string): Promise<void> {
@@ -128,7 +138,7 @@ export class FallbackWindowStore implements SlidingWindowStore {
     this.uncount(keys, event);
     if (this.breaker.isOpen) {
       this.releasedMeanwhile.set(event, keys);
-      return this.fromMemory((store) => store.releaseAll(keys, event));
+      return this.fromMemory(() => this.fallback.releaseAll(keys, event));
     }
     await Promise.all([
       this.primary.releaseAll(keys, event).catch((error: unknown) => {
@@ -137,15 +147,6 @@ export class FallbackWindowStore implements SlidingWindowStore {
       }),
       this.fallback.releaseAll(keys, event),
     ]);
-  }
-
-  /**
-   * Memory names an event by its time (memory-store.ts): two in one millisecond are one name, and
-   * their keys are kept together.
-   */
-  private countMeanwhile(event: string, keys: CountedMeanwhile['keys'], now: number): void {
-    const earlier = this.countedMeanwhile.peek(event)?.keys ?? [];
-    this.countedMeanwhile.set(event, { keys: [...earlier, ...keys], now });
   }
 
   /** Counts taken back (`event`'s) or cleared (every event's) meanwhile need not reach Redis. */
@@ -167,7 +168,8 @@ export class FallbackWindowStore implements SlidingWindowStore {
       for (const { key, retainMs } of counted.keys) {
         this.primary.record(key, retainMs, counted.now, event).catch(() => {
           if (this.breaker.trip()) this.outage.failed(undefined);
-          this.countMeanwhile(event, [{ key, retainMs }], counted.now);
+          const left = this.countedMeanwhile.peek(event)?.keys ?? [];
+          this.countedMeanwhile.set(event, { ...counted, keys: [...left, { key, retainMs }] });
         });
       }
     }
@@ -189,7 +191,7 @@ export class FallbackWindowStore implements SlidingWindowStore {
     this.uncount([key]);
     if (this.breaker.isOpen) {
       this.clearedMeanwhile.set(key, true);
-      return this.fromMemory((store) => store.clear(key));
+      return this.fromMemory(() => this.fallback.clear(key));
     }
     await Promise.all([
       this.primary.clear(key).catch((error: unknown) => {
@@ -219,22 +221,37 @@ export class FallbackWindowStore implements SlidingWindowStore {
     await Promise.all([this.primary.close(), this.fallback.close()]);
   }
 
-  private async attempt<T>(operation: (store: SlidingWindowStore) => Promise<T>): Promise<T> {
-    if (this.breaker.isOpen) return this.fromMemory(operation);
+  /**
+   * An event counted in Redis, or else in memory (and in Redis when it answers again). Memory's
+   * is named anew at the time it falls back: a call that waited for a hung Redis comes after calls
+   * made since, and counted at its own older time it made memory's wait exceed the window. Redis's,
+   * which may still land (a hung Redis runs the command when it wakes up), is taken back then:
+   * memory's copy is the one written there.
+   */
+  private async attempt<T>(
+    keys: CountedMeanwhile['keys'],
+    now: number,
+    inPrimary: (event: string) => Promise<T>,
+    inMemory: (at: number, event: string) => Promise<T>,
+  ): Promise<T> {
+    if (this.breaker.isOpen) return this.fromMemory(() => inMemory(now, eventName(now)));
+    const event = eventName(now);
     try {
-      return await operation(this.primary);
+      return await inPrimary(event);
     } catch (error) {
       this.breaker.trip();
-      return this.fromMemory(operation, error);
+      this.releasedMeanwhile.set(
+        event,
+        keys.map(({ key }) => key),
+      );
+      const at = Math.max(now, this.clock());
+      return this.fromMemory(() => inMemory(at, eventName(at)), error);
     }
   }
 
   /** `cause`: the error that just opened the breaker, if this call met it. */
-  private fromMemory<T>(
-    operation: (store: SlidingWindowStore) => Promise<T>,
-    cause?: unknown,
-  ): Promise<T> {
+  private fromMemory<T>(operation: () => Promise<T>, cause?: unknown): Promise<T> {
     this.outage.failed(cause);
-    return operation(this.fallback);
+    return operation();
   }
 }

@@ -1,6 +1,7 @@
 import { LeastRecentlyUsed } from '../least-recently-used.js';
 import {
   decideAll,
+  eventTime,
   longestWindow,
   singleDecision,
   type Counter,
@@ -59,7 +60,11 @@ export class MemoryWindowStore implements SlidingWindowStore {
     return singleDecision(await this.consumeAll([{ key, rules }], now));
   }
 
-  async consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {
+  async consumeAll(
+    counters: readonly Counter[],
+    now: number,
+    event = String(now),
+  ): Promise<JointDecision> {
     const entries = counters.map(({ key }) => this.kindOf(key).get(key));
     const decisions = counters.map(({ rules }, i) =>
       decideAll(entries[i]?.times ?? [], rules, now),
@@ -70,7 +75,7 @@ export class MemoryWindowStore implements SlidingWindowStore {
       return { allowed: false, refused, retryAfterSeconds };
     }
     counters.forEach(({ key, rules }, i) => this.add(key, entries[i], longestWindow(rules), now));
-    return { allowed: true, event: String(now) };
+    return { allowed: true, event };
   }
 
   async record(key: string, retainMs: number, now: number): Promise<void> {
@@ -79,7 +84,7 @@ export class MemoryWindowStore implements SlidingWindowStore {
 
   async release(key: string, event: string): Promise<void> {
     const times = this.heldKindOf(key)?.peek(key)?.times;
-    const index = times?.lastIndexOf(Number(event)) ?? -1;
+    const index = times?.lastIndexOf(eventTime(event)) ?? -1;
     if (times !== undefined && index !== -1) times.splice(index, 1);
   }
 

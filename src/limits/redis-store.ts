@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { randomBytes } from 'node:crypto';
 import { Redis, type Result } from 'ioredis';
 import {
+  eventName,
   longestWindow,
   retryAfterSeconds,
   singleDecision,
@@ -133,8 +133,11 @@ export class RedisWindowStore implements SlidingWindowStore {
     return singleDecision(await this.consumeAll([{ key, rules }], now));
   }
 
-  async consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision> {
-    const event = member(now);
+  async consumeAll(
+    counters: readonly Counter[],
+    now: number,
+    event = eventName(now),
+  ): Promise<JointDecision> {
     const args: (string | number)[] = [counters.length];
     for (const { key } of counters) args.push(this.keyPrefix + key);
     args.push(now, event);
@@ -148,7 +151,7 @@ export class RedisWindowStore implements SlidingWindowStore {
     return { allowed: false, refused, retryAfterSeconds: retryAfterSeconds(waitMs) };
   }
 
-  async record(key: string, retainMs: number, now: number, event = member(now)): Promise<void> {
+  async record(key: string, retainMs: number, now: number, event = eventName(now)): Promise<void> {
     await this.redis.recordWindow(this.keyPrefix + key, retainMs, now, event);
   }
 
@@ -167,9 +170,4 @@ export class RedisWindowStore implements SlidingWindowStore {
   async close(): Promise<void> {
     this.redis.disconnect();
   }
-}
-
-/** Sorted-set members must be unique; two events in the same millisecond are two events. */
-function member(now: number): string {
-  return `${now}:${randomBytes(6).toString('base64url')}`;
 }

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /**
  * Sliding-window counters: each event is kept with its time, and a limit counts the events of the
  * last `windowMs`, so a burst that straddles a clock minute is still caught. Two stores implement
@@ -39,9 +41,10 @@ export interface SlidingWindowStore {
   consume(key: string, rules: readonly Rule[], now: number): Promise<Decision>;
   /**
    * Atomically, for several counters at once (one round trip to Redis): records an event at `now`
-   * in each, unless one of them is already at a limit of its rules; then none is recorded.
+   * in each, unless one of them is already at a limit of its rules; then none is recorded. The
+   * event is named `event` when given (see eventName), else by the store.
    */
-  consumeAll(counters: readonly Counter[], now: number): Promise<JointDecision>;
+  consumeAll(counters: readonly Counter[], now: number, event?: string): Promise<JointDecision>;
   /**
    * Records an event unconditionally, kept for `retainMs`; as `event` when given (an event another
    * store recorded, so that a release of it finds it here too).
@@ -54,6 +57,16 @@ export interface SlidingWindowStore {
   clear(key: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * A unique name for an event at `now` (two in one millisecond are two events), which starts with
+ * its time: memory keeps times only, and finds an event to release by it (eventTime).
+ */
+export function eventName(now: number): string {
+  return `${now}:${randomBytes(6).toString('base64url')}`;
+}
+
+export const eventTime = (event: string): number => Number.parseInt(event, 10);
 
 export const ALLOWED: Decision = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
 
