@@ -763,7 +763,7 @@ export interface operations {
           };
         };
       };
-      /** @description `validation_failed`, `weak_password` */
+      /** @description `validation_failed`, `weak_password`, `invalid_json` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -774,6 +774,24 @@ export interface operations {
       };
       /** @description `email_taken` */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -851,8 +869,35 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_json`, `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description `invalid_credentials` */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -926,8 +971,35 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_json`, `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description `invalid_refresh_token` */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -993,10 +1065,37 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_json`, `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -1062,6 +1161,15 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_json`, `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -1074,6 +1182,24 @@ export interface operations {
       };
       /** @description `email_mismatch` */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -1142,7 +1268,7 @@ export interface operations {
           };
         };
       };
-      /** @description `invalid_code` */
+      /** @description `invalid_code`, `invalid_json`, `validation_failed` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1163,6 +1289,24 @@ export interface operations {
       };
       /** @description `email_mismatch` */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -1231,7 +1375,7 @@ export interface operations {
           };
         };
       };
-      /** @description `incorrect_password`, `weak_password`, `same_password` */
+      /** @description `incorrect_password`, `weak_password`, `same_password`, `invalid_json`, `validation_failed` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1244,6 +1388,24 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -1309,6 +1471,33 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_json`, `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description `too_many_requests`, `rate_limited`: try again after `Retry-After` seconds. */
       429: {
         headers: {
@@ -1372,8 +1561,26 @@ export interface operations {
           };
         };
       };
-      /** @description `invalid_code`, `weak_password` */
+      /** @description `invalid_code`, `weak_password`, `invalid_json`, `validation_failed` */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -1645,7 +1852,7 @@ export interface operations {
           };
         };
       };
-      /** @description `incorrect_password` */
+      /** @description `incorrect_password`, `invalid_json`, `validation_failed` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1658,6 +1865,24 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -1728,7 +1953,7 @@ export interface operations {
           };
         };
       };
-      /** @description `validation_failed` */
+      /** @description `validation_failed`, `invalid_json` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1741,6 +1966,24 @@ export interface operations {
       401: {
         headers: {
           'WWW-Authenticate'?: 'Bearer';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -1939,7 +2182,7 @@ export interface operations {
           };
         };
       };
-      /** @description `validation_failed` */
+      /** @description `validation_failed`, `invalid_json` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1969,6 +2212,24 @@ export interface operations {
       };
       /** @description `already_influencer`, `handle_taken` */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -2211,7 +2472,7 @@ export interface operations {
           };
         };
       };
-      /** @description `validation_failed` */
+      /** @description `validation_failed`, `invalid_json` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2241,6 +2502,24 @@ export interface operations {
       };
       /** @description `handle_taken` */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -2417,7 +2696,7 @@ export interface operations {
           };
         };
       };
-      /** @description `invalid_cursor` */
+      /** @description `invalid_cursor`, `validation_failed` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2501,7 +2780,7 @@ export interface operations {
           };
         };
       };
-      /** @description `invalid_cursor` */
+      /** @description `invalid_cursor`, `validation_failed` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2838,7 +3117,7 @@ export interface operations {
           };
         };
       };
-      /** @description `invalid_cursor` */
+      /** @description `invalid_cursor`, `validation_failed` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3074,7 +3353,7 @@ export interface operations {
           };
         };
       };
-      /** @description `invalid_cursor` */
+      /** @description `invalid_cursor`, `validation_failed` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3162,7 +3441,7 @@ export interface operations {
           };
         };
       };
-      /** @description `cannot_message_self` */
+      /** @description `cannot_message_self`, `invalid_json`, `validation_failed` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3192,6 +3471,24 @@ export interface operations {
       };
       /** @description `not_found` */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3504,7 +3801,7 @@ export interface operations {
           };
         };
       };
-      /** @description `validation_failed` */
+      /** @description `validation_failed`, `invalid_json` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3534,6 +3831,24 @@ export interface operations {
       };
       /** @description `not_found` */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3610,6 +3925,15 @@ export interface operations {
             version: number;
             has_more: boolean;
           };
+        };
+      };
+      /** @description `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
         };
       };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
@@ -3692,7 +4016,7 @@ export interface operations {
           };
         };
       };
-      /** @description `validation_failed` */
+      /** @description `validation_failed`, `invalid_json` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3713,6 +4037,24 @@ export interface operations {
       };
       /** @description `not_found` */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3867,7 +4209,7 @@ export interface operations {
           };
         };
       };
-      /** @description `validation_failed` */
+      /** @description `validation_failed`, `invalid_json` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3906,6 +4248,24 @@ export interface operations {
       };
       /** @description `message_deleted` */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };

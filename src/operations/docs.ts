@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { chatSocketDocument, type ApiInfo } from '../chat/realtime/asyncapi.js';
+import { Errors } from '../errors.js';
 import { isApiPath, type RouteAccess } from '../http/authenticate.js';
 import { ErrorBody, TooManyRequests, Unauthorized } from '../http/schemas.js';
 
@@ -87,8 +88,30 @@ function documented(
   // Every request without a valid token counts against the per-IP anonymous budget, a bad or
   // expired one on a bearer route too (http/authenticate.ts): any /api route may answer 429.
   if (api) response['429'] ??= TooManyRequests;
+  if (api) withInputErrors(schema, response);
   return { ...schema, security: securityOf(api, access), response };
 }
+
+/**
+ * The errors of a request's own shape, on every /api route that reads one (API.md, "Conventions"),
+ * beside the codes the route names: its 400 lists `validation_failed` (and `invalid_json` for a
+ * body), and a body may also answer 413 and 415.
+ */
+function withInputErrors(schema: FastifySchema, response: Record<string, unknown>): void {
+  const body = schema.body !== undefined;
+  if (!body && schema.querystring === undefined) return;
+  const named = (response['400'] as { description?: string } | undefined)?.description ?? '';
+  const codes = [...named.matchAll(/`([a-z_]+)`/g)].map(([, code]) => code as string);
+  for (const { code } of [...(body ? [Errors.invalidJson] : []), Errors.validationFailed])
+    if (!codes.includes(code)) codes.push(code);
+  response['400'] = errorsNamed(codes);
+  if (!body) return;
+  response['413'] ??= errorsNamed([Errors.payloadTooLarge.code]);
+  response['415'] ??= errorsNamed([Errors.unsupportedMediaType.code]);
+}
+
+const errorsNamed = (codes: readonly string[]) =>
+  Type.Ref(ErrorBody, { description: codes.map((code) => `\`${code}\``).join(', ') });
 
 interface DocumentedBody {
   required?: boolean;

@@ -17,9 +17,11 @@ interface Operation {
     required?: boolean;
     content: { 'application/json': { schema: { required?: string[] } } };
   };
+  parameters?: { in: string }[];
   responses: Record<
     string,
     {
+      description?: string;
       content?: { 'application/json'?: { schema?: unknown } };
       headers?: Record<string, { schema?: unknown }>;
     }
@@ -227,6 +229,32 @@ describe('the OpenAPI document', () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+
+  it("documents the errors of a request's own shape where a route reads a body or a query", () => {
+    const named = (operation: Operation | undefined, status: string) =>
+      operation?.responses[status]?.description?.match(/`[a-z_]+`/g) ?? [];
+    let reading = 0;
+    for (const route of routes.filter((r) => isApiPath(r.url))) {
+      const operation = operationOf(route);
+      const body = operation?.requestBody !== undefined;
+      const query = operation?.parameters?.some((p) => p.in === 'query') ?? false;
+      if (!body && !query) continue;
+      reading++;
+      const expected = body ? ['`invalid_json`', '`validation_failed`'] : ['`validation_failed`'];
+      expect(named(operation, '400'), route.name).toEqual(expect.arrayContaining(expected));
+      if (!body) continue;
+      expect(named(operation, '413'), route.name).toEqual(['`payload_too_large`']);
+      expect(named(operation, '415'), route.name).toEqual(['`unsupported_media_type`']);
+    }
+    expect(reading).toBeGreaterThan(20);
+    // The route's own codes stay beside them.
+    const confirm = doc.paths['/api/confirm-email']?.post;
+    expect(named(confirm, '400')).toEqual([
+      '`invalid_code`',
+      '`invalid_json`',
+      '`validation_failed`',
+    ]);
   });
 
   it("lists the catalogue's codes as the enum of the error body's `error`", () => {
