@@ -82,6 +82,15 @@ function buildTools() {
   return existsSync(join(ROOT, 'src')) ? undefined : 'there is no src/';
 }
 
+// The service's own check (src/main.cts) would refuse only after the build: say it before.
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
+  console.error(
+    `Node ${process.version} is too old: the service runs on Node 22.12+, 24 or 26 (README, Run it).`,
+  );
+  process.exit(1);
+}
+
 const missing = buildTools();
 if (missing !== undefined) {
   if (builtFingerprint() === undefined) {

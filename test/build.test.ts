@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -49,6 +49,25 @@ describe('the build (scripts/build.mjs)', () => {
     write('src/security/common-passwords.txt', 'header\npassword\n');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("on a Node older than 22.12 stops with the service's one line, before compiling", () => {
+    const pretend = join(dir, 'pretend-20.cjs');
+    writeFileSync(
+      pretend,
+      `Object.defineProperty(process.versions, 'node', { value: '20.19.0' });
+       Object.defineProperty(process, 'version', { value: 'v20.19.0' });`,
+    );
+    const refused = spawnSync(
+      process.execPath,
+      ['--require', pretend, join(dir, 'scripts/build.mjs')],
+      { encoding: 'utf8' },
+    );
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toBe(
+      'Node v20.19.0 is too old: the service runs on Node 22.12+, 24 or 26 (README, Run it).\n',
+    );
+    expect(existsSync(join(dir, 'dist'))).toBe(false);
+  });
 
   it('compiles a fresh checkout, with the assets the service reads beside its modules', () => {
     expect(build()).toBe(true);

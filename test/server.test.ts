@@ -44,12 +44,11 @@ class ServerProcess {
     return new ServerProcess(child);
   }
 
-  /** The JSON log lines printed so far (e-mails printed by the development fallback are skipped). */
+  /** The JSON log lines printed so far. */
   logs(): LogLine[] {
     return this.stdout
       .split('\n')
       .slice(0, -1) // the last piece may be a line still being written
-      .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as LogLine);
   }
 
@@ -107,17 +106,37 @@ describe('the server process (SQLite, default configuration)', () => {
     expect(warnings.some((w) => /SMTP_URL/.test(w.msg) && /development/i.test(w.msg))).toBe(true);
   });
 
-  it('on SIGTERM drains the in-flight request (201, keep-alive client) and exits with code 0', async () => {
+  it('prints a development e-mail on stderr, so that stdout stays JSON lines', async () => {
     const email = uniqueEmail();
-    const response = fetch(`http://127.0.0.1:${port}/api/register`, {
+    const response = await fetch(`http://127.0.0.1:${port}/api/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email, password: STRONG_PASSWORD }),
     });
+    expect(response.status).toBe(201);
+    await vi.waitFor(
+      () => expect(server.stderr).toMatch(/Your confirmation code is \d{6}\./),
+      START,
+    );
+    expect(server.stderr).toContain(`To: ${email}`);
+    const lines = server.stdout.split('\n').filter(Boolean);
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+  });
+
+  it('on SIGTERM drains the in-flight request (201, keep-alive client) and exits with code 0', async () => {
+    const isRegister = (line: LogLine) =>
+      line.msg === 'request received' && line.url === '/api/register';
+    const earlier = server.logs().filter(isRegister).length; // an earlier test's
+    const response = fetch(`http://127.0.0.1:${port}/api/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: uniqueEmail(), password: STRONG_PASSWORD }),
+    });
     // Signal once the server has the request (it is hashing the password), not before: a request
     // that arrives after shutdown began is refused, as it should be.
-    await server.waitForLog(
-      (line) => line.msg === 'request received' && line.url === '/api/register',
+    await vi.waitFor(
+      () => expect(server.logs().filter(isRegister).length).toBeGreaterThan(earlier),
+      START,
     );
     server.child.kill('SIGTERM');
 

@@ -101,10 +101,13 @@ export async function smtpTransport(
   };
 }
 
-/** Development only: prints whole e-mails, codes included. Start-up warns that it does. */
+/**
+ * Development only: prints whole e-mails, codes included. Start-up warns that it does. On stderr:
+ * stdout is the log, JSON lines that a log tool reads one by one.
+ */
 export function consoleTransport(
   from: string,
-  write: (text: string) => void = (t) => process.stdout.write(t),
+  write: (text: string) => void = (t) => process.stderr.write(t),
 ): MailTransport {
   return {
     async send(message) {

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 export function warnAboutSettings(config: Config, log: FastifyBaseLogger): void {
   if (!config.smtpUrl) {
     log.warn(
-      'SMTP_URL is not set: e-mails, codes included, are printed to the console. For development only.',
+      'SMTP_URL is not set: e-mails, codes included, are printed on stderr. For development only.',
     );
   }
   if (config.trustProxy === true) {
