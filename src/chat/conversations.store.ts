@@ -169,6 +169,8 @@ export async function leaveConversations(
         version: sql`version + ${tombstones.get(id) ?? 0}`,
         influencer_id: sql`case when influencer_id = ${userId} then null else influencer_id end`,
         starter_id: sql`case when starter_id = ${userId} then null else starter_id end`,
+        // The pair named the deleted account: its own id keeps the key unique and names no one.
+        pair_key: sql`id`,
       })
       .where('id', '=', id)
       .returning(['version', 'influencer_id', 'starter_id'])

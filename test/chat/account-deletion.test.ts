@@ -65,7 +65,7 @@ describe.each(backends)('deleting an account, for chat ($name)', (backend) => {
   // "Its messages become tombstones": nothing derived from their text may stay behind either. The
   // replay digest (an unkeyed SHA-256 of the text) served only replays by their sender, who is gone;
   // left in the row, it lets anyone with the database or a backup confirm or guess short texts.
-  it("keeps nothing of the account's texts in the database, not even a digest of them", async () => {
+  it("keeps nothing of the account's texts or id in the database, not even a digest of them", async () => {
     const { fan, influencer, id } = await conversation();
     const texts = ['yes', 'call me on 555 0100'];
     const mine = [await fan.sent(id, texts[0]), await fan.sent(id, texts[1])];
@@ -89,6 +89,13 @@ describe.each(backends)('deleting an account, for chat ($name)', (backend) => {
       expect(row.text).toBeNull();
       expect(digests).not.toContain(row.text_digest);
     }
+    // Nor whom the peer talked to: the conversation row names the account nowhere.
+    const kept = await t.db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(JSON.stringify(kept)).not.toContain(fan.userId);
   });
 
   it('the peer keeps the conversation, with peer.id null and can_send false (403 cannot_message)', async () => {
