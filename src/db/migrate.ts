@@ -16,6 +16,7 @@ import * as prefixesAfterApostrophes from './migrations/012_prefixes_after_apost
 import * as passwordChangedAt from './migrations/013_password_changed_at.js';
 import * as unkeyedDigestsCleared from './migrations/014_unkeyed_digests_cleared.js';
 import * as lookAlikesFolded from './migrations/015_look_alikes_folded.js';
+import * as deletedMembersUnpaired from './migrations/016_deleted_members_unpaired.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '013_password_changed_at': passwordChangedAt,
   '014_unkeyed_digests_cleared': unkeyedDigestsCleared,
   '015_look_alikes_folded': lookAlikesFolded,
+  '016_deleted_members_unpaired': deletedMembersUnpaired,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
