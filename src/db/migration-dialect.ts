@@ -55,6 +55,9 @@ class LockingPostgresDriver extends PostgresDriver {
       'set local statement_timeout = 0',
       `set local lock_timeout = ${LOCK_WAIT_MS}`,
       `select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`,
+      // The hour is the wait for another instance's run; the migrations' own statements wait for
+      // table locks as long as the role or database says, as they did under Kysely's lock.
+      'set local lock_timeout to default',
     ]) {
       await connection.executeQuery(CompiledQuery.raw(statement));
     }

@@ -115,6 +115,40 @@ describe.runIf(adminUrl)('instances migrating PostgreSQL at once', () => {
   }, 40_000);
 });
 
+describe.runIf(adminUrl)('migration statements and the configured lock_timeout', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await createPostgresDatabase(adminUrl as string);
+  });
+  afterAll(() => database.drop());
+
+  // The hour's lock_timeout is for the wait on the migration lock only: a migration blocked on a
+  // table lock gives up at the operator's timeout, instead of queueing the service's queries on
+  // that table behind it for an hour.
+  it('a migration blocked on a table lock gives up at the database lock_timeout (2 s)', async () => {
+    await startOn(database.url, async (_db, outcome) => {
+      expect(await outcome).toBe('migrated');
+    });
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    await admin.query(`delete from kysely_migration where name = '016_deleted_members_unpaired'`);
+    await admin.query(`alter database ${database.name} set lock_timeout = '2s'`);
+    await admin.query('begin');
+    await admin.query('lock table conversations in access exclusive mode');
+    try {
+      await startOn(database.url, async (_db, outcome) => {
+        const waited = new Promise<string>((resolve) =>
+          setTimeout(() => resolve('still waiting after 8 s'), 8_000),
+        );
+        expect(await Promise.race([outcome, waited])).toMatch(/lock timeout/);
+      });
+    } finally {
+      await admin.query('rollback');
+      await admin.end();
+    }
+  }, 30_000);
+});
+
 describe.runIf(adminUrl)('migrations under a role with a default statement_timeout', () => {
   const role = `test_mig_role_${randomBytes(6).toString('hex')}`;
   let database: Database;
