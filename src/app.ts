@@ -17,6 +17,7 @@ import { ChatGateway, type GatewayOptions } from './chat/realtime/gateway.js';
 import { chatSocketRoutes, registerWebSockets } from './chat/realtime/routes.js';
 import { migrate } from './db/migrate.js';
 import { authenticate } from './http/authenticate.js';
+import { crossOriginRequests } from './http/cors.js';
 import { drainOnClose } from './http/draining.js';
 import { jsonObjectBodies } from './http/json-bodies.js';
 import { errorHandler } from './http/error-handler.js';
@@ -267,6 +268,7 @@ export async function buildApp(
   if (redisCheck !== undefined) dependencies.redis = { check: redisCheck, optional: true };
 
   await app.register(openApiDocument, { publicUrl: config.publicUrl });
+  await crossOriginRequests(app, config.corsOrigins); // before authentication: preflights
   app.addHook(
     'onRequest',
     authenticate({

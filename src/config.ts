@@ -21,6 +21,11 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
   readonly trustProxy: boolean | string[];
+  /**
+   * Web origins whose pages may call the API from a browser (CORS), as `scheme://host[:port]`;
+   * `'*'`: any; empty: none (the default: same-origin pages, and apps that are not browsers).
+   */
+  readonly corsOrigins: '*' | readonly string[];
   /** No trailing slash; the tokens' `iss` and `aud`. */
   readonly publicUrl: string;
   readonly logLevel: string;
@@ -76,6 +81,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: parseUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:'], { host: true }),
     mailFrom: parseMailFrom(env.MAIL_FROM),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     publicUrl: parsePublicUrl(env.PUBLIC_URL, port),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     threadPoolSize: parseThreadPoolSize(env.UV_THREADPOOL_SIZE),
@@ -214,6 +220,30 @@ function parseTrustProxy(value: string | undefined): boolean | string[] {
     }
   }
   return entries;
+}
+
+/**
+ * `*`, or a comma-separated list of origins, each as a browser sends it in `Origin`: `https://` or
+ * `http://`, a host, maybe a port, nothing more (a path or a trailing slash would never match).
+ */
+function parseCorsOrigins(value: string | undefined): '*' | readonly string[] {
+  const raw = nonEmpty('CORS_ORIGINS', value);
+  if (raw === undefined) return [];
+  if (raw === '*') return '*';
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.origin !== origin)
+      throw new ConfigError(
+        `CORS_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com (scheme, host, port; lower case; no path), got "${origin}"`,
+      );
+    return origin;
+  });
 }
 
 /**

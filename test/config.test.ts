@@ -47,6 +47,7 @@ describe('loadConfig: defaults (API.md, Configuration)', () => {
     expect(config.smtpUrl).toBeUndefined();
     expect(config.appSecret).toBeUndefined();
     expect(config.trustProxy).toBe(false);
+    expect(config.corsOrigins).toEqual([]);
   });
 
   it('PUBLIC_URL http://127.0.0.1:$PORT, without a trailing slash', () => {
@@ -110,6 +111,21 @@ describe('loadConfig: values given', () => {
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.1 ,::1,fd00::/8' }).trustProxy).toEqual(
       ['10.0.0.0/8', '192.168.1.1', '::1', 'fd00::/8'],
     );
+  });
+
+  it('CORS_ORIGINS: * or a comma-separated list of origins as browsers send them', () => {
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
+    expect(
+      loadConfig({ CORS_ORIGINS: 'https://app.example.test, http://localhost:5173' }).corsOrigins,
+    ).toEqual(['https://app.example.test', 'http://localhost:5173']);
+    for (const bad of [
+      'app.example.test', // no scheme
+      'https://app.example.test/', // a path: never an Origin
+      'https://App.example.test', // browsers send lower case
+      'ftp://app.example.test',
+      'https://app.example.test,',
+    ])
+      expectConfigError({ CORS_ORIGINS: bad }, /CORS_ORIGINS/);
   });
 
   it('PASSWORD_MIN_LENGTH may be raised, e.g. to 15', () => {
