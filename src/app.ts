@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
@@ -129,6 +130,11 @@ export async function buildApp(
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 16 * 1024,
     trustProxy: config.trustProxy,
+    // Unique across instances and restarts, unlike Fastify's counter: an answer's X-Request-Id
+    // finds its log line wherever it was served. Never taken from the request: a client could
+    // pick another's, or write anything into the log.
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
     // Our own 503 body while draining (http/draining.ts).
     return503OnClosing: false,
     // Errors Fastify raises before routing (bad URL encoding, over-long parameter) get our body

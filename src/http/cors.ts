@@ -7,7 +7,7 @@ const PREFLIGHT_MAX_AGE_S = 600;
 /**
  * Lets pages of `origins` call the API from a browser (CORS). Tokens travel in the
  * `Authorization` header, never in cookies, so no credentials are allowed; a page reads
- * `Retry-After` and `WWW-Authenticate` from a refusal. A preflight is answered before
+ * `Retry-After` and `WWW-Authenticate` from a refusal, and `X-Request-Id` from any answer. A preflight is answered before
  * authentication (it carries no token) and counts against no budget. Registered only when origins
  * are configured: by default the service answers no cross-origin page.
  */
@@ -20,7 +20,7 @@ export async function crossOriginRequests(
     origin: origins === '*' ? '*' : [...origins],
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: ['Authorization', 'Content-Type'],
-    exposedHeaders: ['Retry-After', 'WWW-Authenticate'],
+    exposedHeaders: ['Retry-After', 'WWW-Authenticate', 'X-Request-Id'],
     maxAge: PREFLIGHT_MAX_AGE_S,
     // An OPTIONS request that is no preflight goes on to the routes (a JSON 404), not a text 400.
     strictPreflight: false,

@@ -10,6 +10,7 @@ import { isApiPath } from './authenticate.js';
  *   messages), so no browser or proxy keeps it (RFC 6749 §5.1 asks it of token responses). A route
  *   that sets its own caching keeps it. Judged by the route that answered, not the raw URL: the
  *   router decodes percent-escapes, so `/%61pi/login` is `/api/login` too.
+ * - `X-Request-Id`: the id of the answer's log line (`reqId`), for a user or client to quote.
  */
 export function responseHeaders(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply) => setResponseHeaders(request, reply));
@@ -18,6 +19,7 @@ export function responseHeaders(app: FastifyInstance): void {
 /** The same, for an answer no hook sees (app.ts `frameworkErrors`: refused before routing). */
 export function setResponseHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-content-type-options', 'nosniff');
+  reply.header('x-request-id', request.id);
   const path = request.routeOptions.url ?? request.url.split('?', 1)[0];
   if (isApiPath(path) && !reply.hasHeader('cache-control'))
     reply.header('cache-control', 'no-store');

@@ -61,7 +61,9 @@ describe.each(backends)('cross-origin requests, CORS_ORIGINS set ($name)', (back
     });
     expect(ok.statusCode).toBe(200);
     expect(allowedOrigin(ok)).toBe('http://localhost:5173');
-    expect(ok.headers['access-control-expose-headers']).toBe('Retry-After, WWW-Authenticate');
+    expect(ok.headers['access-control-expose-headers']).toBe(
+      'Retry-After, WWW-Authenticate, X-Request-Id',
+    );
     const refused = await t.call('GET', '/api/profile', { headers: { origin: APP } });
     expect(refused.statusCode).toBe(401);
     expect(allowedOrigin(refused)).toBe(APP);
