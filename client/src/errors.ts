@@ -15,13 +15,16 @@ export class ApiError extends Error {
   readonly details: readonly FieldProblem[];
   /** `Retry-After` in seconds, sent with every 429 (a proxy's HTTP date becomes seconds). */
   readonly retryAfter: number | undefined;
+  /** `X-Request-Id`: names the answer's line in the service's log, for a support request. */
+  readonly requestId: string | undefined;
 
-  constructor(status: number, body: ErrorBody, retryAfter?: number) {
+  constructor(status: number, body: ErrorBody, retryAfter?: number, requestId?: string) {
     super(body.message);
     this.status = status;
     this.error = body.error;
     this.details = body.details ?? [];
     this.retryAfter = retryAfter;
+    this.requestId = requestId;
   }
 }
 
@@ -46,7 +49,8 @@ export class UnexpectedResponseError extends Error {
 export function errorOf(response: Response, body: unknown): ApiError | UnexpectedResponseError {
   const retryAfter = secondsToWait(response.headers.get('retry-after'));
   if (!isErrorBody(body)) return new UnexpectedResponseError(response.status, body, retryAfter);
-  return new ApiError(response.status, body, retryAfter);
+  const requestId = response.headers.get('x-request-id') ?? undefined;
+  return new ApiError(response.status, body, retryAfter, requestId);
 }
 
 /**

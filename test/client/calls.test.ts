@@ -68,12 +68,15 @@ describe.each(backends)('the client against the running service ($name)', (backe
     });
   });
 
-  it('surfaces error answers as ApiError {status, error, message, details}', async () => {
+  it('surfaces error answers as ApiError {status, error, message, details, requestId}', async () => {
     const { client, email } = await registered(baseUrl);
 
     const wrong = await apiErrorOf(client.login({ email, password: 'not-the-password-1' }));
     expect(wrong).toMatchObject({ status: 401, error: 'invalid_credentials', details: [] });
     expect(wrong.message).toMatch(/\w/);
+    expect(wrong.requestId).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
 
     const weak = await apiErrorOf(
       clientOn(baseUrl).register({ email: uniqueEmail(), password: 'password' }),
