@@ -253,6 +253,8 @@ export async function buildApp(
   // First: its hooks must see an upgrade before any other hook can refuse it.
   const deps = { ctx, metrics: metrics.realtime, log: app.log, databaseOutage };
   const gateway = await registerWebSockets(app, new ChatGateway(deps, overrides.realtime));
+  // Before every hook that may refuse: a page reads a refusal only with its CORS headers.
+  await crossOriginRequests(app, config.corsOrigins);
   // JSON only: without its text/plain parser, Fastify answers 415 for any other media type.
   app.removeContentTypeParser('text/plain');
   requireHostHeader(app);
@@ -274,7 +276,6 @@ export async function buildApp(
   if (redisCheck !== undefined) dependencies.redis = { check: redisCheck, optional: true };
 
   await app.register(openApiDocument, { publicUrl: config.publicUrl });
-  await crossOriginRequests(app, config.corsOrigins); // before authentication: preflights
   app.addHook(
     'onRequest',
     authenticate({

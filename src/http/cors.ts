@@ -1,5 +1,5 @@
-import cors from '@fastify/cors';
-import type { FastifyInstance } from 'fastify';
+import cors, { type FastifyCorsOptions } from '@fastify/cors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** How long a browser may reuse a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE_S = 600;
@@ -7,22 +7,34 @@ const PREFLIGHT_MAX_AGE_S = 600;
 /**
  * Lets pages of `origins` call the API from a browser (CORS). Tokens travel in the
  * `Authorization` header, never in cookies, so no credentials are allowed; a page reads
- * `Retry-After` and `WWW-Authenticate` from a refusal, and `X-Request-Id` from any answer. A preflight is answered before
- * authentication (it carries no token) and counts against no budget. Registered only when origins
- * are configured: by default the service answers no cross-origin page.
+ * `Retry-After` and `WWW-Authenticate` from a refusal, `Idempotent-Replayed` from a replayed
+ * send, and `X-Request-Id` from any answer. A preflight is answered before authentication (it
+ * carries no token) and counts against no budget; an `OPTIONS` that is no preflight (no `Origin`
+ * and `Access-Control-Request-Method`, the Fetch standard's test) goes on to the routes, a JSON
+ * 404 or 405 like any unknown method. Registered only when origins are configured: by default the
+ * service answers no cross-origin page. Its hook goes first, so that refusals made in other
+ * hooks (a draining instance's 503) are readable by the page too.
  */
 export async function crossOriginRequests(
   app: FastifyInstance,
   origins: '*' | readonly string[],
 ): Promise<void> {
   if (origins !== '*' && origins.length === 0) return;
-  await app.register(cors, {
+  const common: FastifyCorsOptions = {
     origin: origins === '*' ? '*' : [...origins],
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: ['Authorization', 'Content-Type'],
-    exposedHeaders: ['Retry-After', 'WWW-Authenticate', 'X-Request-Id'],
+    exposedHeaders: ['Retry-After', 'WWW-Authenticate', 'Idempotent-Replayed', 'X-Request-Id'],
     maxAge: PREFLIGHT_MAX_AGE_S,
-    // An OPTIONS request that is no preflight goes on to the routes (a JSON 404), not a text 400.
-    strictPreflight: false,
+  };
+  const preflight = { ...common, preflight: true };
+  const other = { ...common, preflight: false };
+  await app.register(cors, {
+    delegator: (request, callback) => callback(null, isPreflight(request) ? preflight : other),
   });
 }
+
+const isPreflight = (request: FastifyRequest): boolean =>
+  request.method === 'OPTIONS' &&
+  request.headers.origin !== undefined &&
+  request.headers['access-control-request-method'] !== undefined;

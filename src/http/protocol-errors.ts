@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../errors.js';
@@ -39,11 +40,12 @@ export function answerProtocolError(
     return;
   }
   const status = STATUS_BY_CODE[error.code ?? ''] ?? 400;
-  this.log.debug({ reason: error.code, status }, 'unparsable request refused');
+  const reqId = randomUUID(); // as every answer's (app.ts genReqId): names this log line
+  this.log.debug({ reqId, reason: error.code, status }, 'unparsable request refused');
   // Never write into a response already under way on this connection.
   if (socket.writable && socket._httpMessage?.headersSent !== true) {
     const body = JSON.stringify(errorBody(Errors.clientError(status)));
-    const headers = Object.entries(RAW_ANSWER_HEADERS).map(
+    const headers = Object.entries({ ...RAW_ANSWER_HEADERS, 'x-request-id': reqId }).map(
       ([name, value]) => `${name}: ${value}\r\n`,
     );
     socket.write(
@@ -64,9 +66,13 @@ export function answerProtocolError(
  */
 export function refuseUnknownExpectations(app: FastifyInstance): void {
   app.server.on('checkExpectation', (_request, response) => {
+    const reqId = randomUUID();
+    app.log.debug({ reqId, status: 417 }, 'unknown expectation refused'); // not its headers
+
     const body = JSON.stringify(errorBody(Errors.clientError(417)));
     response.writeHead(417, {
       ...RAW_ANSWER_HEADERS,
+      'x-request-id': reqId,
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       connection: 'close',

@@ -62,7 +62,7 @@ describe.each(backends)('cross-origin requests, CORS_ORIGINS set ($name)', (back
     expect(ok.statusCode).toBe(200);
     expect(allowedOrigin(ok)).toBe('http://localhost:5173');
     expect(ok.headers['access-control-expose-headers']).toBe(
-      'Retry-After, WWW-Authenticate, X-Request-Id',
+      'Retry-After, WWW-Authenticate, Idempotent-Replayed, X-Request-Id',
     );
     const refused = await t.call('GET', '/api/profile', { headers: { origin: APP } });
     expect(refused.statusCode).toBe(401);
@@ -70,6 +70,29 @@ describe.each(backends)('cross-origin requests, CORS_ORIGINS set ($name)', (back
     expect(refused.headers['www-authenticate']).toBe('Bearer');
   });
 });
+
+describe.each(backends)(
+  'cross-origin requests: an OPTIONS that is no preflight ($name)',
+  (backend) => {
+    // The Fetch standard's preflight is an OPTIONS with Origin and Access-Control-Request-Method;
+    // any other OPTIONS is a request like another (a JSON 405 with Allow, or 404).
+    it('answers an OPTIONS that is no preflight as any unknown method', async () => {
+      const t = await TestApp.start(backend, { env: { CORS_ORIGINS: APP } });
+      try {
+        for (const headers of [{}, { origin: APP }] as Record<string, string>[]) {
+          const known = await t.call('OPTIONS', '/api/profile', { headers });
+          expect(known.statusCode).toBe(405);
+          expect(known.headers.allow).toBe('DELETE, GET, HEAD, PATCH');
+          const unknown = await t.call('OPTIONS', '/no/such/path', { headers });
+          expect(unknown.statusCode).toBe(404);
+          expect(unknown.json().error).toBe('not_found');
+        }
+      } finally {
+        await t.close();
+      }
+    });
+  },
+);
 
 describe.each(backends)('cross-origin requests, CORS_ORIGINS unset ($name)', (backend) => {
   let t: TestApp;

@@ -14,7 +14,7 @@ async function until(ready: () => boolean, what: string): Promise<void> {
 }
 
 /** A connection whose request is sent but for the blank line that ends its headers. */
-async function halfSent(t: TestApp, path: string) {
+async function halfSent(t: TestApp, path: string, headers = '') {
   const port = Number(new URL(await t.listen()).port);
   let received: Socket | undefined;
   t.app.server.once('connection', (socket: Socket) => (received = socket));
@@ -23,7 +23,7 @@ async function halfSent(t: TestApp, path: string) {
   socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
   await new Promise((resolve) => socket.once('connect', resolve));
-  const firstLines = `GET ${path} HTTP/1.1\r\nHost: localhost\r\n`;
+  const firstLines = `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${headers}`;
   socket.write(firstLines);
   // Read by the server (its HTTP parser has them): the connection is no longer idle, so the
   // shutdown does not just close it.
@@ -57,4 +57,20 @@ describe.each(backends)('requests arriving while the instance shuts down ($name)
       });
     },
   );
+});
+
+// A rolling deploy: a page of another origin must read the draining instance's 503 to retry.
+describe.each(backends)('a draining instance, CORS_ORIGINS set ($name)', (backend) => {
+  it("lets a listed page read the 503: the CORS hook runs before the drain's", async () => {
+    const origin = 'https://app.example.test';
+    const t = await TestApp.start(backend, { env: { CORS_ORIGINS: origin } });
+    const request = await halfSent(t, '/api/profile', `Origin: ${origin}\r\n`);
+    const closing = t.close();
+    await until(() => !t.app.server.listening, 'the shutdown to begin');
+    request.finish();
+    await closing;
+    const head = ((await request.answer()).split('\r\n\r\n')[0] ?? '').toLowerCase();
+    expect(head.split('\r\n')[0]).toBe('http/1.1 503 service unavailable');
+    expect(head).toContain(`access-control-allow-origin: ${origin}`);
+  });
 });

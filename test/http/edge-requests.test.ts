@@ -98,5 +98,6 @@ describe.each(backends)('HTTP edges: caching, prototype keys, Expect ($name)', (
     expect(head.split('\r\n')[0]).toBe('HTTP/1.1 417 Expectation Failed');
     expect(head, body).toMatch(/content-type: application\/json/i);
     expect(head).toMatch(/x-content-type-options: nosniff/i);
+    expect(head).toMatch(/x-request-id: [0-9a-f-]{36}\r?$/im); // as every answer
   });
 });

@@ -90,6 +90,12 @@ describe.each(backends)('protocol-level errors on a real socket ($name)', (backe
       expect(Object.keys(body).sort()).toEqual(['error', 'message']);
       expect(body.error).toBe('bad_request');
       expect(typeof body.message).toBe('string');
+      // As every answer: an X-Request-Id that names its log line.
+      const id = response.headers['x-request-id'];
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(t.logs.some((line) => (JSON.parse(line) as { reqId?: string }).reqId === id)).toBe(
+        true,
+      );
     },
   );
 
