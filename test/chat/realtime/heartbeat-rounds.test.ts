@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ChatSocket } from '../../../src/chat/realtime/chat-socket.js';
-import { startSocketClocks } from '../../../src/chat/realtime/heartbeat.js';
+import { HEARTBEAT_INTERVAL_MS, startSocketClocks } from '../../../src/chat/realtime/heartbeat.js';
 
 /** API.md: "the server pings every 30 s". heartbeat.ts pings a slice of the sockets per tick. */
 class CountingSocket {
@@ -34,6 +34,27 @@ describe('heartbeat when sockets close during a round', () => {
     vi.advanceTimersByTime(INTERVAL_MS / 2); // end of round 2
     const unpinged = waiting.filter((socket) => socket.pingedAt.length < 2).length;
     expect(unpinged).toBe(0);
+    stop();
+  });
+});
+
+describe('the heartbeat interval', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  // The service's own interval (the gateway's default), not one a test passes in.
+  it('pings a socket every 30 s: once in its first 30 s, again right after', () => {
+    const socket = new CountingSocket();
+    const registry = {
+      size: 1,
+      sockets: () => [socket].values() as unknown as IterableIterator<ChatSocket>,
+    };
+    const started = Date.now();
+    const stop = startSocketClocks(registry, Date.now, HEARTBEAT_INTERVAL_MS);
+    vi.advanceTimersByTime(29_900);
+    expect(socket.pingedAt).toHaveLength(1);
+    vi.advanceTimersByTime(600);
+    expect(socket.pingedAt.map((at) => at - started)).toEqual([250, 30_250]);
     stop();
   });
 });
