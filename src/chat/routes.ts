@@ -119,7 +119,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { ctx 
       return listMessages(ctx, membershipOf(request), {
         before: positionOr(before, undefined),
         after: positionOr(after, undefined),
-        limit: numberOr(limit, 50),
+        limit: numberOr(limit, schemas.MESSAGES_PAGE.default),
       });
     },
   );
@@ -130,7 +130,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox<Options> = async (app, { ctx 
     async (request) =>
       listChanges(ctx, membershipOf(request), {
         sinceVersion: positionOr(request.query.since_version, 0),
-        limit: numberOr(request.query.limit, 100),
+        limit: numberOr(request.query.limit, schemas.CHANGES_PAGE.default),
       }),
   );
 

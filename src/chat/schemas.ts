@@ -11,8 +11,12 @@ import { ChatMessage, Conversation, Count } from './objects.js';
  */
 
 const tags = ['Chat'];
+/** The `limit` of a messages page and of a changes page: the schemas' and the routes' one figure. */
+export const MESSAGES_PAGE = { max: 100, default: 50 } as const;
+export const CHANGES_PAGE = { max: 200, default: 100 } as const;
+
 /** A whole number 1–`max` (a multiple of 100 up to 900) written in a query string. */
-function limitQuery(max: number, defaultValue: number) {
+function limitQuery({ max, default: defaultValue }: { max: number; default: number }) {
   const hundreds = max / 100;
   const middle = hundreds > 1 ? `|[1-${hundreds - 1}][0-9]{2}` : '';
   return Type.String({
@@ -146,7 +150,7 @@ export const listMessagesSchema = {
   querystring: Type.Object({
     before: Type.Optional(Position('Messages with a lower seq')),
     after: Type.Optional(Position('Messages with a higher seq; 0: the oldest')),
-    limit: Type.Optional(limitQuery(100, 50)),
+    limit: Type.Optional(limitQuery(MESSAGES_PAGE)),
   }),
   response: withErrors(
     {
@@ -168,7 +172,7 @@ export const listChangesSchema = {
   params: ById,
   querystring: Type.Object({
     since_version: Position('The version the client has'),
-    limit: Type.Optional(limitQuery(200, 100)),
+    limit: Type.Optional(limitQuery(CHANGES_PAGE)),
   }),
   response: withErrors(
     {
