@@ -5,6 +5,7 @@ import { OutageLog } from '../outage-log.js';
 import {
   eventName,
   longestWindow,
+  memoryEventName,
   singleDecision,
   type Counter,
   type Decision,
@@ -234,7 +235,7 @@ export class FallbackWindowStore implements SlidingWindowStore {
     inPrimary: (event: string) => Promise<T>,
     inMemory: (at: number, event: string) => Promise<T>,
   ): Promise<T> {
-    if (this.breaker.isOpen) return this.fromMemory(() => inMemory(now, eventName(now)));
+    if (this.breaker.isOpen) return this.fromMemory(() => inMemory(now, memoryEventName(now)));
     const event = eventName(now);
     try {
       return await inPrimary(event);
@@ -245,7 +246,7 @@ export class FallbackWindowStore implements SlidingWindowStore {
         keys.map(({ key }) => key),
       );
       const at = Math.max(now, this.clock());
-      return this.fromMemory(() => inMemory(at, eventName(at)), error);
+      return this.fromMemory(() => inMemory(at, memoryEventName(at)), error);
     }
   }
 

@@ -1,7 +1,7 @@
 import { LeastRecentlyUsed } from '../least-recently-used.js';
 import {
   decideAll,
-  eventTime,
+  memoryEventTime,
   longestWindow,
   singleDecision,
   type Counter,
@@ -83,8 +83,9 @@ export class MemoryWindowStore implements SlidingWindowStore {
   }
 
   async release(key: string, event: string): Promise<void> {
+    const time = memoryEventTime(event);
     const times = this.heldKindOf(key)?.peek(key)?.times;
-    const index = times?.lastIndexOf(eventTime(event)) ?? -1;
+    const index = time === undefined ? -1 : (times?.lastIndexOf(time) ?? -1);
     if (times !== undefined && index !== -1) times.splice(index, 1);
   }
 

@@ -42,7 +42,7 @@ export interface SlidingWindowStore {
   /**
    * Atomically, for several counters at once (one round trip to Redis): records an event at `now`
    * in each, unless one of them is already at a limit of its rules; then none is recorded. The
-   * event is named `event` when given (see eventName), else by the store.
+   * event is named `event` when given (see eventName, memoryEventName), else by the store.
    */
   consumeAll(counters: readonly Counter[], now: number, event?: string): Promise<JointDecision>;
   /**
@@ -58,15 +58,27 @@ export interface SlidingWindowStore {
   close(): Promise<void>;
 }
 
-/**
- * A unique name for an event at `now` (two in one millisecond are two events), which starts with
- * its time: memory keeps times only, and finds an event to release by it (eventTime).
- */
+/** A unique name for an event at `now`, as Redis keeps it: two in one millisecond are two. */
 export function eventName(now: number): string {
   return `${now}:${randomBytes(6).toString('base64url')}`;
 }
 
-export const eventTime = (event: string): number => Number.parseInt(event, 10);
+/**
+ * The name of an event memory counted while Redis was away (written to Redis under it when Redis
+ * answers again): memory keeps times only, and finds the event to take back by the time in it.
+ */
+export function memoryEventName(now: number): string {
+  return `${now}:memory:${randomBytes(6).toString('base64url')}`;
+}
+
+/**
+ * The time of an event memory counted (its own `String(now)`, or a `memoryEventName`), else
+ * undefined: an event Redis counted is none of memory's, even one of the same millisecond.
+ */
+export function memoryEventTime(event: string): number | undefined {
+  const time = /^(\d+)(?::memory:[\w-]+)?$/.exec(event)?.[1];
+  return time === undefined ? undefined : Number(time);
+}
 
 export const ALLOWED: Decision = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_KEYS, MemoryWindowStore } from '../../src/limits/memory-store.js';
-import type { Rule } from '../../src/limits/sliding-window.js';
+import { eventName, memoryEventName, type Rule } from '../../src/limits/sliding-window.js';
 
 // The store alone: it has no database, so there is no backend to loop over.
 
@@ -114,5 +114,24 @@ describe('the in-memory limit store keeps at most a bounded number of keys', () 
         }
       }),
     );
+  });
+});
+
+// Beside Redis (fallback-store.ts), memory is told to take back every event, Redis's too: it
+// takes back only its own, found by the time in their name, never one of Redis's that happens to
+// share its millisecond.
+describe('the in-memory limit store takes back its own events only', () => {
+  it("releases its events by name, and ignores Redis's of the same millisecond", async () => {
+    const store = new MemoryWindowStore(() => NOW);
+    const key = 'login-failures:someone';
+    const rules: readonly Rule[] = [{ limit: 2, windowMs: 60_000 }];
+    const own = await store.consumeAll([{ key, rules }], NOW, memoryEventName(NOW));
+    await store.consume(key, rules, NOW);
+    expect((await store.consume(key, rules, NOW)).allowed).toBe(false);
+    await store.release(key, eventName(NOW)); // Redis's, same millisecond: not memory's
+    expect((await store.consume(key, rules, NOW)).allowed).toBe(false);
+    await store.release(key, own.allowed ? own.event : 'never');
+    expect((await store.consume(key, rules, NOW)).allowed).toBe(true);
+    await store.close();
   });
 });
