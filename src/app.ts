@@ -18,7 +18,7 @@ import { ChatGateway, type GatewayOptions } from './chat/realtime/gateway.js';
 import { chatSocketRoutes, registerWebSockets } from './chat/realtime/routes.js';
 import { migrate } from './db/migrate.js';
 import { authenticate } from './http/authenticate.js';
-import { crossOriginRequests } from './http/cors.js';
+import { crossOriginRefusalHeaders, crossOriginRequests } from './http/cors.js';
 import { drainOnClose } from './http/draining.js';
 import { jsonObjectBodies } from './http/json-bodies.js';
 import { errorHandler } from './http/error-handler.js';
@@ -122,6 +122,7 @@ export async function buildApp(
   overrides: AppOverrides = {},
 ): Promise<FastifyInstance> {
   const clock = overrides.clock ?? Date.now;
+  const setCrossOriginHeaders = crossOriginRefusalHeaders(config.corsOrigins);
   const requestTiming = overrides.requestTiming ?? DEFAULT_REQUEST_TIMING;
   const app = Fastify({
     // Secrets never reach the log, even if someone logs a body or headers later.
@@ -146,6 +147,7 @@ export async function buildApp(
       const upgrade = request.headers.upgrade !== undefined;
       if (upgrade) reply.header('connection', 'close');
       setResponseHeaders(request, reply);
+      setCrossOriginHeaders(request, reply);
       reply.raw.once('finish', () => {
         logCompleted(request, reply);
         metrics.observeResponse(request, reply);

@@ -1,8 +1,12 @@
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** How long a browser may reuse a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE_S = 600;
+
+const EXPOSED_HEADERS = ['Retry-After', 'WWW-Authenticate', 'Idempotent-Replayed', 'X-Request-Id'];
+
+type Origins = '*' | readonly string[];
 
 /**
  * Lets pages of `origins` call the API from a browser (CORS). Tokens travel in the
@@ -15,16 +19,13 @@ const PREFLIGHT_MAX_AGE_S = 600;
  * service answers no cross-origin page. Its hook goes first, so that refusals made in other
  * hooks (a draining instance's 503) are readable by the page too.
  */
-export async function crossOriginRequests(
-  app: FastifyInstance,
-  origins: '*' | readonly string[],
-): Promise<void> {
+export async function crossOriginRequests(app: FastifyInstance, origins: Origins): Promise<void> {
   if (origins !== '*' && origins.length === 0) return;
   const common: FastifyCorsOptions = {
     origin: origins === '*' ? '*' : [...origins],
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: ['Authorization', 'Content-Type'],
-    exposedHeaders: ['Retry-After', 'WWW-Authenticate', 'Idempotent-Replayed', 'X-Request-Id'],
+    exposedHeaders: EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE_S,
   };
   const preflight = { ...common, preflight: true };
@@ -38,3 +39,24 @@ const isPreflight = (request: FastifyRequest): boolean =>
   request.method === 'OPTIONS' &&
   request.headers.origin !== undefined &&
   request.headers['access-control-request-method'] !== undefined;
+
+/**
+ * The CORS headers the plugin gives an answer, for the answers its hook never sees: a request
+ * Fastify refuses before routing (app.ts `frameworkErrors`, a URL that is no valid
+ * percent-encoding), so that a page reads that 400 as it reads any other.
+ */
+export function crossOriginRefusalHeaders(
+  origins: Origins,
+): (request: FastifyRequest, reply: FastifyReply) => void {
+  const exposed = EXPOSED_HEADERS.join(', ');
+  const allowed = origins === '*' ? undefined : new Set(origins);
+  return function setCrossOriginHeaders(request, reply) {
+    if (allowed?.size === 0) return;
+    reply.header('vary', 'Origin');
+    const origin = request.headers.origin;
+    if (allowed === undefined) reply.header('access-control-allow-origin', '*');
+    else if (origin !== undefined && allowed.has(origin))
+      reply.header('access-control-allow-origin', origin);
+    reply.header('access-control-expose-headers', exposed);
+  };
+}

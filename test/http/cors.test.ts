@@ -110,3 +110,45 @@ describe.each(backends)('cross-origin requests, CORS_ORIGINS unset ($name)', (ba
     expect(allowedOrigin(health)).toBeUndefined();
   });
 });
+
+describe.each(backends)('cross-origin requests refused before routing ($name)', (backend) => {
+  // A URL that is no valid percent-encoding is refused by Fastify before any hook runs: its 400
+  // carries the CORS headers any other answer does, so a page can read it.
+  const corsHeaders = (response: LightMyRequestResponse) =>
+    Object.fromEntries(
+      Object.entries(response.headers).filter(
+        ([name]) => name.startsWith('access-control-') || name === 'vary',
+      ),
+    );
+
+  for (const origins of [APP, '*']) {
+    it(`gives a malformed URL's 400 the headers of a routed answer (CORS_ORIGINS=${origins})`, async () => {
+      const t = await TestApp.start(backend, { env: { CORS_ORIGINS: origins } });
+      try {
+        for (const origin of [APP, OTHER, undefined]) {
+          const headers: Record<string, string> = origin === undefined ? {} : { origin };
+          const malformed = await t.call('GET', '/api/influencers/%zz', { headers });
+          expect(malformed.statusCode).toBe(400);
+          const routed = await t.call('GET', '/api/no-such-route', { headers });
+          expect(routed.statusCode).toBe(404);
+          expect(corsHeaders(malformed)).toEqual(corsHeaders(routed));
+        }
+        const listed = await t.call('GET', '/api/%zz', { headers: { origin: APP } });
+        expect(allowedOrigin(listed)).toBe(origins === '*' ? '*' : APP);
+      } finally {
+        await t.close();
+      }
+    });
+  }
+
+  it('gives none without CORS_ORIGINS', async () => {
+    const t = await TestApp.start(backend);
+    try {
+      const malformed = await t.call('GET', '/api/%zz', { headers: { origin: APP } });
+      expect(malformed.statusCode).toBe(400);
+      expect(corsHeaders(malformed)).toEqual({});
+    } finally {
+      await t.close();
+    }
+  });
+});
