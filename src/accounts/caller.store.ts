@@ -50,6 +50,26 @@ export async function findLiveSessionAccount(
   return { account, sessionLastUsedAt, sessionExpiresAt: Number(sessionExpiresAt) };
 }
 
+/**
+ * Holds the caller's session for the rest of a transaction, answering false when it has ended: a
+ * write that takes a while (a hash first) and must not outlive its session (a logout, or a revoke
+ * from another device, while it ran) checks here. The row lock makes a concurrent revoke on
+ * PostgreSQL wait for the transaction, or, come first, the check fail.
+ */
+export async function holdLiveSession(
+  trx: Executor,
+  sessionId: string,
+  now: number,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('sessions')
+    .set({ last_used_at: now })
+    .where('id', '=', sessionId)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
 export async function touchSession(db: Executor, sessionId: string, now: number): Promise<void> {
   await db.updateTable('sessions').set({ last_used_at: now }).where('id', '=', sessionId).execute();
 }

@@ -17,6 +17,7 @@ import {
   type UserRow,
 } from '../accounts/users.store.js';
 import { inTransaction } from '../db/transaction.js';
+import { holdLiveSession } from '../accounts/caller.store.js';
 
 /**
  * Runs `write` for `user`, which answers false, having written nothing, when the account's hash is
@@ -57,7 +58,11 @@ export async function verifyCurrentPassword(
   return verified;
 }
 
-/** The seed operation: checks the current password before any work on the new one. */
+/**
+ * The seed operation: checks the current password before any work on the new one. A hash takes a
+ * while, and a session ended meanwhile (the owner revoked it from another device) stops the
+ * change: else an intruder's password would replace the owner's and end the owner's sessions.
+ */
 export async function changePassword(
   ctx: ServiceContext,
   caller: Caller,
@@ -74,6 +79,7 @@ export async function changePassword(
   let ended: string[] = [];
   const write = (account: UserRow) =>
     inTransaction(ctx.db, async (trx) => {
+      if (!(await holdLiveSession(trx, caller.sessionId, now))) throw Errors.unauthorized();
       if (!(await replacePasswordHash(trx, account.id, account.password_hash, newHash, now)))
         return false;
       ended = await deleteSessionsOfUser(trx, account.id, caller.sessionId);

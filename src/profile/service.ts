@@ -2,7 +2,7 @@ import { NAME_MAX, publicUser, type PublicUser } from '../accounts/public-user.j
 import { verifyCurrentPassword, writeWhileHashHolds } from '../auth/passwords.js';
 import type { Caller } from '../accounts/caller.js';
 import { deleteAccountRecords } from '../accounts/deletion.js';
-import { findLiveSessionAccount } from '../accounts/caller.store.js';
+import { holdLiveSession } from '../accounts/caller.store.js';
 import {
   findUserById,
   updateProfileFields,
@@ -58,8 +58,8 @@ export async function deleteAccount(
   const user = await verifyCurrentPassword(ctx, caller.userId, password);
   const remove = (account: UserRow) =>
     deleteAccountRecords(ctx.db, account.id, ctx.accountDeletionHooks, async (trx) => {
-      const live = await findLiveSessionAccount(trx, caller.sessionId, ctx.clock());
-      if (live === undefined) throw Errors.unauthorized(); // the session ended meanwhile
+      const live = await holdLiveSession(trx, caller.sessionId, ctx.clock());
+      if (!live) throw Errors.unauthorized(); // the session ended meanwhile
       return (await findUserById(trx, account.id))?.password_hash === account.password_hash;
     });
   // Another hash (a login upgraded its parameters) is checked again; a new password refuses this one.
