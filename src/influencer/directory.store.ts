@@ -16,9 +16,13 @@ import {
   containsPattern,
   ftsPhrase,
   isSymbolsOnly,
+  PREFIX_QUERY_MAX,
+  prefixFacet,
+  startsAWord,
   symbolFacet,
   symbolsOf,
 } from './search-text.js';
+import { SORT_ORDER } from './directory.queries.js';
 
 type Executor = Kysely<Database>;
 
@@ -73,6 +77,31 @@ export async function pageOfFacet(db: Executor, facet: string, slice: Slice) {
     ...sliceParameters(query),
   ];
   return listed(await facetPages(db, shapeOf(query), parameters, walked, query), slice.limit);
+}
+
+/**
+ * One page of the profiles of which the handle or a word of the display name starts with
+ * `folded`, a short query whose folding is longer than the stored prefixes (`æs` is `aes`,
+ * `ß` + a letter three): the facet of its first stored-length prefix, only rows containing it, each
+ * checked for a word start. The SQL reads that facet to its end if it must; a page whose rows
+ * all contain it mid-word only asks again after its last row.
+ */
+export async function pageOfLongPrefix(
+  db: Executor,
+  folded: string,
+  slice: Slice,
+): Promise<ListedProfile[]> {
+  const facet = prefixFacet(Array.from(folded).slice(0, PREFIX_QUERY_MAX).join(''));
+  const { column } = SORT_ORDER[slice.sort];
+  const found: ListedProfile[] = [];
+  for (let after = slice.after; ;) {
+    const rows = await pageOfFacet(db, facet, { ...slice, after, contains: folded });
+    found.push(...rows.filter(({ profile }) => startsAWord(profile, folded)));
+    const last = rows.at(-1)?.profile;
+    if (found.length >= slice.limit || rows.length < slice.limit || last === undefined)
+      return found.slice(0, slice.limit);
+    after = { value: last[column], id: last.id };
+  }
 }
 
 /** Facets are counted up to this many profiles: enough to tell a small one from a large one. */

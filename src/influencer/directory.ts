@@ -4,7 +4,12 @@ import { Errors } from '../errors.js';
 import { splitPage, type Keyset, type Page } from '../http/cursor.js';
 import type { Category } from './categories.js';
 import { SORT_ORDER, type SortName } from './directory.queries.js';
-import { pageOfFacet, pageOfSubstring, type ListedProfile } from './directory.store.js';
+import {
+  pageOfFacet,
+  pageOfLongPrefix,
+  pageOfSubstring,
+  type ListedProfile,
+} from './directory.store.js';
 import {
   categoryFacet,
   EVERYONE_FACET,
@@ -35,7 +40,7 @@ export async function searchDirectory(
   query: DirectoryQuery,
 ) {
   const { sort, page, category } = query;
-  const folded = query.q === undefined ? undefined : foldQuery(query.q);
+  const { folded, short } = query.q === undefined ? {} : foldQuery(query.q);
   const after = checkedKeyset(sort, page.after);
   // The page's own query also says what is_following and can_message need to know.
   const viewer =
@@ -51,6 +56,8 @@ export async function searchDirectory(
     listed = []; // the query was only accents: it names nothing
   } else if ([...folded].length <= PREFIX_QUERY_MAX) {
     listed = await pageOfFacet(ctx.db, prefixFacet(folded), { ...slice, alsoFacet });
+  } else if (short === true) {
+    listed = await pageOfLongPrefix(ctx.db, folded, { ...slice, alsoFacet });
   } else {
     listed = await pageOfSubstring(ctx.db, alsoFacet ?? EVERYONE_FACET, folded, {
       ...slice,
@@ -80,8 +87,10 @@ function relationsOf(rows: readonly ListedProfile[]): Relations {
 /**
  * `q`: 1–100 code points after trimming, no control characters but white space; folded like the
  * stored text. A tab or line break (a name pasted from elsewhere) is a space: names have none.
+ * `short`: 1–2 characters as typed (NFC: an accent typed apart is one with its letter), which
+ * match word starts however long their folding (`æs` is `aes`).
  */
-function foldQuery(raw: string): string {
+function foldQuery(raw: string): { folded: string; short: boolean } {
   const q = raw.replace(/[\t\n\v\f\r]+/g, ' ').trim();
   const length = [...q].length;
   if (length === 0 || length > QUERY_MAX)
@@ -90,7 +99,7 @@ function foldQuery(raw: string): string {
     ]);
   if (/[\p{Cc}\p{Cs}]/u.test(q))
     throw Errors.validationFailed([{ field: 'q', message: 'must not contain control characters' }]);
-  return foldSearchText(q);
+  return { folded: foldSearchText(q), short: [...q.normalize('NFC')].length <= PREFIX_QUERY_MAX };
 }
 
 /** A cursor's sort value has the sort's type (it was signed with it; checked all the same). */

@@ -58,7 +58,10 @@ export function foldSearchText(text: string): string {
     .normalize('NFC');
 }
 
-/** Queries of at most this many code points (folded) match word starts; longer ones, anywhere. */
+/**
+ * Queries of at most this many characters match word starts; longer ones, anywhere. The stored
+ * prefixes (prefixTokens) are this many code points of folded text.
+ */
 export const PREFIX_QUERY_MAX = 2;
 
 const words = new Intl.Segmenter('und', { granularity: 'word' });
@@ -105,6 +108,20 @@ export function prefixTokens(handle: string, searchName: string): string[] {
   }
   // A query is trimmed, so a token ending in a space could never be asked for.
   return [...tokens].filter((token) => !/\s$/u.test(token));
+}
+
+/**
+ * Whether the handle or a word of the folded display name starts with `folded`: what a short
+ * query asks for, checked on rows when its folded form is longer than the stored prefixes (`æs`
+ * is `aes`).
+ */
+export function startsAWord(
+  profile: { readonly handle: string; readonly search_name: string },
+  folded: string,
+): boolean {
+  if (profile.handle.startsWith(folded)) return true;
+  const name = profile.search_name;
+  return wordStarts(name).some((start) => name.startsWith(folded, start));
 }
 
 /** `text` as a LIKE pattern matching itself anywhere: `%`, `_` and `\` are literal (ESCAPE '\'). */

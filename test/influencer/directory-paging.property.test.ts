@@ -31,6 +31,7 @@ const LETTERS = [
   's',
   'S',
   'ß',
+  'æ',
   'σ',
   'Σ',
   'ς',
@@ -55,7 +56,9 @@ const profileSeed = fc.record({
 function matches(profile: Profile, q: string): boolean {
   const folded = foldSearchText(q.trim());
   const name = profile.search_name;
-  if ([...folded].length <= 2) {
+  // 1–2 characters as typed (`ßa` folds to 3) match word starts.
+  const typed = [...q.trim().normalize('NFC')].length;
+  if ([...folded].length <= 2 || typed <= 2) {
     const wordStarts = [0, ...[...name.matchAll(/ /g)].map((m) => (m.index as number) + 1)];
     return profile.handle.startsWith(folded) || wordStarts.some((i) => name.startsWith(folded, i));
   }
