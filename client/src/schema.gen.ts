@@ -1713,6 +1713,15 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_json`, `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -1725,6 +1734,24 @@ export interface operations {
       };
       /** @description `not_found` */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -2359,6 +2386,15 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_json`, `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -2371,6 +2407,24 @@ export interface operations {
       };
       /** @description `not_influencer` */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -2937,7 +2991,7 @@ export interface operations {
           };
         };
       };
-      /** @description `cannot_follow_self` */
+      /** @description `cannot_follow_self`, `invalid_json`, `validation_failed` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2967,6 +3021,24 @@ export interface operations {
       };
       /** @description `not_found` */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3030,6 +3102,15 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_json`, `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -3042,6 +3123,24 @@ export interface operations {
       };
       /** @description `not_found` */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3191,7 +3290,7 @@ export interface operations {
           };
         };
       };
-      /** @description `cannot_block_self` */
+      /** @description `cannot_block_self`, `invalid_json`, `validation_failed` */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3212,6 +3311,24 @@ export interface operations {
       };
       /** @description `not_found` */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3274,6 +3391,15 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_json`, `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -3286,6 +3412,24 @@ export interface operations {
       };
       /** @description `not_found` */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -4118,6 +4262,15 @@ export interface operations {
           };
         };
       };
+      /** @description `invalid_json`, `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
       /** @description No valid access token (`unauthorized`, with `WWW-Authenticate: Bearer`). */
       401: {
         headers: {
@@ -4139,6 +4292,24 @@ export interface operations {
       };
       /** @description `not_found` */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `payload_too_large` */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description `unsupported_media_type` */
+      415: {
         headers: {
           [name: string]: unknown;
         };

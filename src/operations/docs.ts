@@ -88,18 +88,27 @@ function documented(
   // Every request without a valid token counts against the per-IP anonymous budget, a bad or
   // expired one on a bearer route too (http/authenticate.ts): any /api route may answer 429.
   if (api) response['429'] ??= TooManyRequests;
-  if (api) withInputErrors(schema, response);
+  if (api) withInputErrors(readsBody(schema, route), schema.querystring !== undefined, response);
   return { ...schema, security: securityOf(api, access), response };
 }
+
+/** The methods whose requests may carry a body, which every /api route reads (http/json-bodies.ts). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Whether a route reads a body: one with a body schema, and every route of a method that may carry
+ * one, which refuses a body that is no JSON object (`PUT …/follow` with `[]`) as any other does.
+ */
+const readsBody = (schema: FastifySchema, route: RouteOptions): boolean =>
+  schema.body !== undefined || [route.method].flat().some((method) => BODY_METHODS.has(method));
 
 /**
  * The errors of a request's own shape, on every /api route that reads one (API.md, "Conventions"),
  * beside the codes the route names: its 400 lists `validation_failed` (and `invalid_json` for a
  * body), and a body may also answer 413 and 415.
  */
-function withInputErrors(schema: FastifySchema, response: Record<string, unknown>): void {
-  const body = schema.body !== undefined;
-  if (!body && schema.querystring === undefined) return;
+function withInputErrors(body: boolean, query: boolean, response: Record<string, unknown>): void {
+  if (!body && !query) return;
   const named = (response['400'] as { description?: string } | undefined)?.description ?? '';
   const codes = [...named.matchAll(/`([a-z_]+)`/g)].map(([, code]) => code as string);
   for (const { code } of [...(body ? [Errors.invalidJson] : []), Errors.validationFailed])
