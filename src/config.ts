@@ -74,7 +74,7 @@ export function loadConfig(env: Env = process.env): Config {
     database,
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
     statementTimeoutSetBy: parseStatementTimeoutSetBy(env.DATABASE_STATEMENT_TIMEOUT_SET_BY),
-    redisUrl: parseUrl('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:'], { host: true }),
+    redisUrl: parseRedisUrl(env.REDIS_URL),
     redisPrefix: parseRedisPrefix(env.REDIS_PREFIX, env.REDIS_URL),
     appSecret,
     passwordMinLength: parsePasswordMinLength(env.PASSWORD_MIN_LENGTH),
@@ -182,8 +182,33 @@ function parseUrl(
   if (!protocols.includes(url.protocol)) {
     throw new ConfigError(`${name} must use ${protocols.map((p) => p + '//').join(' or ')}`);
   }
-  if (required.host === true && url.hostname === '')
+  if (required.host === true && !namesHost(url))
     throw new ConfigError(`${name} must name a host, e.g. ${protocols[0]}//host:port`);
+  return raw;
+}
+
+/**
+ * Whether the URL names a host its client can reach. `smtp:` and `redis:` URLs are not special
+ * to the URL standard, so `new URL` takes any text for their host (`mail%20relay`); read as a web
+ * address's host, it is decoded and checked as a client reads it (nodemailer refused such a
+ * host at start, with a stack that printed the URL, password included).
+ */
+function namesHost(url: URL): boolean {
+  if (url.hostname === '') return false;
+  try {
+    return new URL(`http://${url.host}`).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** `REDIS_URL`: its path, if any, is a database number (ioredis sent `SELECT NaN` for `/sessions`). */
+function parseRedisUrl(value: string | undefined): string | undefined {
+  const raw = parseUrl('REDIS_URL', value, ['redis:', 'rediss:'], { host: true });
+  if (raw !== undefined && !/^\/?\d*$/.test(new URL(raw).pathname))
+    throw new ConfigError(
+      'REDIS_URL: its path must be a database number, e.g. redis://host:6379/0',
+    );
   return raw;
 }
 

@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfigOrExit } from './config.js';
 import { cannotOpenDatabase } from './db/outage.js';
+import { fatalErrorReport } from './operations/logging.js';
 
 /**
  * After SIGTERM, in-flight requests get this long to finish; then the connections still open (a
@@ -37,10 +38,17 @@ function startFailure(error: unknown): string | undefined {
   return cannotOpenDatabase(error);
 }
 
+/** Ends the process as Node would (code 1), without printing the error's secrets. */
+function exitWithReport(error: unknown): never {
+  process.stderr.write(`${fatalErrorReport(error)}\n`);
+  process.exit(1);
+}
+process.on('uncaughtException', exitWithReport);
+
 const config = loadConfigOrExit();
 const app = await buildApp(config).catch((error: unknown) => {
   const reason = startFailure(error);
-  if (reason === undefined) throw error;
+  if (reason === undefined) exitWithReport(error);
   process.stderr.write(`${reason}\n`);
   process.exit(1);
 });
@@ -49,7 +57,7 @@ await app
   .listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG })
   .catch(async (error: unknown) => {
     const reason = LISTEN_FAILURES[(error as NodeJS.ErrnoException).code ?? ''];
-    if (reason === undefined) throw error;
+    if (reason === undefined) exitWithReport(error);
     // An operator's mistake, not a bug: one line, as for a configuration error.
     process.stderr.write(`cannot listen on ${config.host}:${config.port}: ${reason}\n`);
     await app.close();

@@ -171,6 +171,21 @@ describe('loadConfig: bad values throw a ConfigError with a clear message', () =
     expectConfigError({ REDIS_URL: 'redis://' }, /REDIS_URL.*host/);
   });
 
+  it('SMTP_URL or REDIS_URL whose host no client accepts (a space, a slash, percent-encoded)', () => {
+    for (const host of ['mail%20relay.example.test', 'mail%2Frelay', 'a%00b'])
+      expectConfigError({ SMTP_URL: `smtp://user:pw@${host}:587` }, /SMTP_URL.*host/);
+    expectConfigError({ REDIS_URL: 'redis://cache%20one:6379' }, /REDIS_URL.*host/);
+    for (const host of ['mail.example.test', '[::1]', '127.0.0.1', 'xn--bcher-kva.example'])
+      expect(loadConfig({ SMTP_URL: `smtp://${host}:25` }).smtpUrl).toBe(`smtp://${host}:25`);
+  });
+
+  it('REDIS_URL whose path is no database number', () => {
+    expectConfigError({ REDIS_URL: 'redis://127.0.0.1:6379/sessions' }, /REDIS_URL.*database/);
+    expectConfigError({ REDIS_URL: 'redis://127.0.0.1:6379/1/2' }, /REDIS_URL.*database/);
+    for (const path of ['', '/', '/0', '/15'])
+      expect(loadConfig({ REDIS_URL: `redis://127.0.0.1:6379${path}` }).redisUrl).toBeDefined();
+  });
+
   it('MAIL_FROM with a line break (it would start another header of every e-mail)', () =>
     expectConfigError({ MAIL_FROM: 'Accounts\r\nBcc: x@evil.test <a@example.test>' }, /MAIL_FROM/));
 

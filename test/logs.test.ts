@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends } from './helpers/backends.js';
+import { fatalErrorReport } from '../src/operations/logging.js';
+import { backends, type Backend } from './helpers/backends.js';
 import { apiRouteTable } from './helpers/route-table.js';
 import { randomIp, TestApp, uniqueEmail } from './helpers/test-app.js';
 
@@ -280,6 +281,49 @@ describe.each(backends)('secrets sent to every endpoint, logging at trace ($name
     const written = t.logs.slice(before).join('');
     expect(written.includes(text)).toBe(false);
     expect(JSON.parse(written).err.command).toEqual({ name: 'publish' });
+  });
+});
+
+describe('URL credentials in errors', () => {
+  // A configured URL (SMTP_URL, REDIS_URL, DATABASE_URL) carries its password; an error may quote
+  // it whole (Node's ERR_INVALID_URL keeps it as `input`, a client may put it in its message).
+  const password = secret();
+  const quoting = () =>
+    Object.assign(new TypeError(`Invalid URL smtp://mailer:${password}@mail relay:587`), {
+      code: 'ERR_INVALID_URL',
+      input: `smtp://mailer:${password}@mail%20relay:587`,
+      cause: new Error(`connect to redis://:${password}@cache:6379/0 failed`),
+    });
+
+  it('are replaced in a logged error, its message, stack, fields and causes', async () => {
+    const t = await TestApp.start(backends[0] as Backend);
+    try {
+      const before = t.logs.length;
+      t.app.log.error({ err: quoting() }, 'start failed');
+      const written = t.logs.slice(before).join('');
+      expect(written).not.toContain(password);
+      const { err } = JSON.parse(written) as { err: Record<string, unknown> };
+      expect(err.input).toBe('smtp://[redacted]@mail%20relay:587');
+      expect(err.code).toBe('ERR_INVALID_URL');
+      expect(err.cause).toMatchObject({
+        message: 'connect to redis://[redacted]@cache:6379/0 failed',
+      });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('are replaced in the report of an error that ends the process (server.ts)', () => {
+    const report = fatalErrorReport(quoting());
+    expect(report).not.toContain(password);
+    expect(report).toMatch(
+      /^fatal: TypeError: Invalid URL smtp:\/\/\[redacted\]@mail relay:587\n\s+at /,
+    );
+    expect(report).toContain('"code":"ERR_INVALID_URL"');
+    expect(report).toContain('"input":"smtp://[redacted]@mail%20relay:587"');
+    expect(fatalErrorReport(`postgres://app:${password}@db/x`)).toBe(
+      'fatal: postgres://[redacted]@db/x',
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -259,6 +259,29 @@ describe('the server process with a bad configuration value', () => {
     });
     expect(refused).toEqual([expect.stringMatching(/^cannot open the database: .*ECONNREFUSED/)]);
     expect(refused.join('')).not.toContain('db-password');
+  }, 30_000);
+
+  it('an error nothing catches ends it (code 1) with a report that quotes no URL credentials', async () => {
+    // A preload throws, once the service handles uncaught errors (or after 5 s), an error quoting
+    // a URL with its password, as Node's ERR_INVALID_URL does (`input`); Node's report prints it.
+    const preload = join(cwd, 'throws-later.mjs');
+    writeFileSync(
+      preload,
+      `let ticks = 0;
+      const wait = setInterval(() => {
+        if (process.listenerCount('uncaughtException') === 0 && ++ticks < 500) return;
+        clearInterval(wait);
+        throw Object.assign(new TypeError('Invalid URL'), {
+          code: 'ERR_INVALID_URL',
+          input: 'smtp://mailer:Sup3rSecretSmtpPw@mail%20relay:587',
+        });
+      }, 10);`,
+    );
+    const lines = await failedStart({ NODE_OPTIONS: `--import ${preload}` });
+    const report = lines.join('\n');
+    expect(report).toMatch(/^fatal: TypeError: Invalid URL\n\s+at /);
+    expect(report).toContain('"input":"smtp://[redacted]@mail%20relay:587"');
+    expect(report).not.toContain('Sup3rSecretSmtpPw');
   }, 30_000);
 
   it('keys sealed under another APP_SECRET: one configuration error line', async () => {

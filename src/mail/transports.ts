@@ -1,4 +1,6 @@
 import { isIPv4 } from 'node:net';
+import type { createTransport } from 'nodemailer';
+import { ConfigError } from '../config.js';
 import type { MailMessage } from './messages.js';
 
 /** Where a message goes: an SMTP server, or (development) standard output. */
@@ -65,6 +67,15 @@ function isLoopback(hostname: string): boolean {
   return isIPv4(host) && host.startsWith('127.');
 }
 
+/** Nodemailer's transporter; a URL it refuses is a configuration error (its own quotes the URL). */
+function createTransporter(create: typeof createTransport, url: string) {
+  try {
+    return create(smtpOptions(url));
+  } catch {
+    throw new ConfigError('SMTP_URL is not a URL the SMTP client accepts');
+  }
+}
+
 /**
  * How long one send may take in all. The timeouts above measure silence: a server that answers a
  * line every few seconds and never finishes held its send, and every other mail of the instance
@@ -79,7 +90,7 @@ export async function smtpTransport(
   sendDeadlineMs = SEND_DEADLINE_MS,
 ): Promise<MailTransport> {
   const { default: nodemailer } = await import('nodemailer');
-  const transporter = nodemailer.createTransport(smtpOptions(url));
+  const transporter = createTransporter(nodemailer.createTransport, url);
   return {
     async send(message) {
       try {

@@ -45,7 +45,20 @@ function isPlainObject(value: object): value is Fields {
   return prototype === Object.prototype || prototype === null;
 }
 
-/** An error as a plain object (like pino's serializer), so its fields can be walked too. */
+/** The credentials of a URL (`scheme://user:password@`): a configured URL carries them. */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
+
+/**
+ * `text` with the credentials of any URL in it replaced: an error may quote a configured URL
+ * whole (Node's `ERR_INVALID_URL` keeps it as `input`; a client may put it in its message).
+ */
+export const withoutUrlCredentials = (text: string): string =>
+  text.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
+
+/**
+ * An error as a plain object (like pino's serializer), so its fields can be walked too; its
+ * texts without URL credentials.
+ */
 function errorFields(error: Error): Fields {
   const fields: Fields = {
     type: error.constructor.name,
@@ -53,6 +66,10 @@ function errorFields(error: Error): Fields {
     stack: error.stack,
   };
   for (const key in error) fields[key] = (error as unknown as Fields)[key];
+  for (const key in fields) {
+    const value = fields[key];
+    if (typeof value === 'string') fields[key] = withoutUrlCredentials(value);
+  }
   // ioredis names the failed command with its arguments: a PUBLISH carries the event (a chat
   // message's text), a script its keys (addresses). The command's name says enough.
   const command = fields.command as { name?: unknown } | undefined;
@@ -129,4 +146,16 @@ export function loggerOptions(
     },
     ...(stream && { stream }),
   };
+}
+
+/**
+ * What the process prints of an error that ends it (nothing caught it, or the start failed for a
+ * reason that is no operator's mistake): its stack, then its other fields, redacted as a log
+ * line's are. Node's own report prints every field as it is.
+ */
+export function fatalErrorReport(error: unknown): string {
+  if (!(error instanceof Error)) return `fatal: ${withoutUrlCredentials(String(error))}`;
+  const { stack, message, type, ...rest } = redactSecrets({ error }).error as Fields;
+  const fields = Object.keys(rest).length === 0 ? '' : `\n${JSON.stringify(rest)}`;
+  return `fatal: ${String(stack ?? `${String(type)}: ${String(message)}`)}${fields}`;
 }

@@ -2,6 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smtpOptions, smtpTransport, type MailTransport } from '../../src/mail/transports.js';
 import { SmtpSink } from '../helpers/smtp-sink.js';
+import { ConfigError } from '../../src/config.js';
 
 /**
  * Addresses stored under an earlier rule (before `"(),:;<>[\]` were refused) still get mail:
@@ -86,4 +87,18 @@ describe('an SMTP server that answers and never finishes', () => {
       transport.close();
     }
   }, 15_000);
+});
+
+describe('an SMTP_URL the SMTP client refuses', () => {
+  // The configuration refuses such a host first (test/config.test.ts); should another slip by,
+  // the start stops with a configuration error, not nodemailer's, which quotes the URL whole.
+  it('is a configuration error that does not quote the URL', async () => {
+    const refused = await smtpTransport(
+      'smtp://mailer:Sup3rSecretSmtpPw@mail%20relay.example.test:587',
+      'service@example.test',
+    ).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect(String((refused as Error).message)).toMatch(/^SMTP_URL /);
+    expect(JSON.stringify(refused)).not.toContain('Sup3rSecretSmtpPw');
+  });
 });
