@@ -1,21 +1,7 @@
 // `npm run bench`: starts the built service in its own process on a fresh database, seeds accounts,
 // drives it over loopback with autocannon, checks the targets and writes bench/results/latest.*
 // (latest-postgres-redis.* on PostgreSQL + Redis, latest-postgres.* on PostgreSQL alone).
-//
-//   npm run bench                         all scenarios, 10 s each (SQLite)
-//   npm run bench -- --duration 3         shorter scenarios, for a quick look
-//   npm run bench -- --only bare,profile  some scenarios (bare profile login raw refresh confirm
-//                                         change register storm substring rare prefix category
-//                                         page20 send history conversations memory realtime)
-//   npm run bench -- --soak               5 minutes of mixed traffic, RSS sampled every 5 s
-//   npm run bench -- --cpu-prof           the service writes a .cpuprofile into bench/results/profiles/
-//   npm run bench -- --only memory --heap-snapshot   the memory scenario's service writes a heap
-//                                         snapshot after the load; the report sums it up by kind
-//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   on PostgreSQL
-//   (BENCH_REDIS_URL=redis://… too: rate-limit counters in Redis)
-//   BENCH_SERVICE_ENTRY=/path/to/main.cjs     measure another build of the service
-//   BENCH_SERVICE_NODE_OPTIONS=--max-semi-space-size=4   node flags for the service only
-//   BENCH_SERVICE_ENV="UV_THREADPOOL_SIZE=1"               environment for the service only
+// Its options: USAGE below (`npm run bench -- --help`).
 import './service-threadpool.mjs'; // first: may run the bench again with the service's pool size
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,29 +20,65 @@ import { evaluateSoak, evaluateTargets } from './targets.mjs';
 
 const LOGIN_USERS = 16;
 
-const { values: args } = parseArgs({
-  options: {
-    duration: { type: 'string', default: '10' },
-    only: { type: 'string' },
-    soak: { type: 'boolean', default: false },
-    'soak-duration': { type: 'string', default: '300' },
-    'cpu-prof': { type: 'boolean', default: false },
-    'server-log': { type: 'string' },
-    'log-level': { type: 'string' },
-    'heap-snapshot': { type: 'boolean', default: false },
-  },
-});
+const USAGE = `Usage: npm run bench [-- options]
+
+  npm run bench                         all scenarios, 10 s each (SQLite)
+  npm run bench -- --duration 3         shorter scenarios, for a quick look
+  npm run bench -- --only bare,profile  some scenarios, of:
+                                        ${ALL.join(' ')}
+  npm run bench -- --soak               5 minutes of mixed traffic, RSS sampled every 5 s
+                   --soak-duration 60   another soak length, in seconds
+  npm run bench -- --cpu-prof           the service writes a .cpuprofile into bench/results/profiles/
+  npm run bench -- --only memory --heap-snapshot   the memory scenario's service writes a heap
+                                        snapshot after the load; the report sums it up by kind
+  --server-log FILE, --log-level LEVEL  keep the service's log, at that level
+
+Environment:
+  BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres   on PostgreSQL
+  BENCH_REDIS_URL=redis://127.0.0.1:6379                           rate-limit counters in Redis too
+  BENCH_SERVICE_ENTRY=/path/to/main.cjs                            measure another build
+  BENCH_SERVICE_NODE_OPTIONS=--max-semi-space-size=4               node flags for the service only
+  BENCH_SERVICE_ENV="UV_THREADPOOL_SIZE=1"                         environment for the service only
+`;
+
+/** A mistake in the command line: one line and the usage, not a stack. */
+function refuse(message) {
+  process.stderr.write(`bench: ${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+let args;
+try {
+  ({ values: args } = parseArgs({
+    options: {
+      help: { type: 'boolean', short: 'h', default: false },
+      duration: { type: 'string', default: '10' },
+      only: { type: 'string' },
+      soak: { type: 'boolean', default: false },
+      'soak-duration': { type: 'string', default: '300' },
+      'cpu-prof': { type: 'boolean', default: false },
+      'server-log': { type: 'string' },
+      'log-level': { type: 'string' },
+      'heap-snapshot': { type: 'boolean', default: false },
+    },
+  }));
+} catch (error) {
+  refuse(error.message);
+}
+if (args.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 
 const positive = (name, value) => {
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0)
-    throw new Error(`--${name} must be a positive number of seconds`);
+  if (!Number.isFinite(n) || n <= 0) refuse(`--${name} must be a positive number of seconds`);
   return n;
 };
 const duration = positive('duration', args.duration);
 const selected = args.only ? args.only.split(',').map((s) => s.trim()) : ALL;
 for (const key of selected) {
-  if (!ALL.includes(key)) throw new Error(`--only: unknown scenario "${key}" (${ALL.join(', ')})`);
+  if (!ALL.includes(key)) refuse(`--only: unknown scenario "${key}"`);
 }
 
 const realtime = {
