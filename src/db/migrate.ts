@@ -17,6 +17,7 @@ import * as passwordChangedAt from './migrations/013_password_changed_at.js';
 import * as unkeyedDigestsCleared from './migrations/014_unkeyed_digests_cleared.js';
 import * as lookAlikesFolded from './migrations/015_look_alikes_folded.js';
 import * as deletedMembersUnpaired from './migrations/016_deleted_members_unpaired.js';
+import * as readinessProbe from './migrations/017_readiness_probe.js';
 
 /** Migrations are imported, not read from disk, so they ship inside the build. */
 const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '014_unkeyed_digests_cleared': unkeyedDigestsCleared,
   '015_look_alikes_folded': lookAlikesFolded,
   '016_deleted_members_unpaired': deletedMembersUnpaired,
+  '017_readiness_probe': readinessProbe,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -12,7 +12,6 @@ const UNAVAILABLE_CODES = new Set([
   'EAI_AGAIN', // the resolver did not answer
   'EHOSTUNREACH',
   'ENETUNREACH',
-  'SQLITE_BUSY',
   '57014', // query_canceled: statement_timeout, the server's side of the query timeout
   '57P01', // admin_shutdown
   '57P02', // crash_shutdown
@@ -31,9 +30,15 @@ const UNAVAILABLE_CODES = new Set([
   '25006', // read_only_sql_transaction: a primary demoted by a failover, or a standby
   '28P01', // invalid_password: the credentials were rotated under the service
   '28000', // invalid_authorization_specification: pg_hba refuses the service now
-  'SQLITE_FULL', // the disk is full
-  'SQLITE_READONLY', // the file or its file system became read-only
 ]);
+
+/**
+ * SQLite's, by family: better-sqlite3 gives extended codes (`SQLITE_IOERR_WRITE` once the file
+ * system turned read-only under the service, `SQLITE_READONLY_DBMOVED`, `SQLITE_BUSY_SNAPSHOT`).
+ * BUSY: another writer held the lock past the timeout; FULL: the disk is full; READONLY: the
+ * file or its file system takes no writes; IOERR: the disk failed a read or write.
+ */
+const UNAVAILABLE_SQLITE_CODE = /^SQLITE_(BUSY|FULL|READONLY|IOERR)(_[A-Z]+)*$/;
 
 // `is not queryable`: pg's client after its connection died between a transaction's queries.
 // `cached plan must not change result type`: a statement prepared before a migration changed its
@@ -48,7 +53,12 @@ const UNAVAILABLE_MESSAGES =
  * 4xx status is the client's connection, not the database's.
  */
 export function isDatabaseUnavailable(error: Error & { code?: unknown }): boolean {
-  if (typeof error.code === 'string' && UNAVAILABLE_CODES.has(error.code)) return true;
+  const { code } = error;
+  if (
+    typeof code === 'string' &&
+    (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_SQLITE_CODE.test(code))
+  )
+    return true;
   return UNAVAILABLE_MESSAGES.test(error.message);
 }
 

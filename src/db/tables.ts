@@ -13,6 +13,7 @@ export interface Database {
   conversation_members: ConversationMembersTable;
   chat_messages: ChatMessagesTable;
   blocks: BlocksTable;
+  readiness_probe: ReadinessProbeTable;
 }
 
 export interface UsersTable {
@@ -188,4 +189,10 @@ export interface BlocksTable {
   blocker_id: string;
   blocked_id: string;
   created_at: number;
+}
+
+/** The one row SQLite's readiness check writes (migration 017). */
+export interface ReadinessProbeTable {
+  id: number;
+  checked_at: number;
 }

@@ -36,21 +36,42 @@ async function answers(check: DependencyCheck): Promise<boolean> {
 }
 
 /**
- * The database answers, and on PostgreSQL takes writes: a primary demoted by a failover, or a
+ * The database answers, and takes writes: a PostgreSQL primary demoted by a failover, or a
  * standby the service was pointed at, answers `select 1` while every write fails (503 each), and
- * the balancer must take the instance out.
+ * the balancer must take the instance out. So must a SQLite file whose file system the kernel
+ * turned read-only under the service (ext4's emergency read-only after a disk error): reads
+ * still answer, and neither `access()` nor the mount flags tell, so a one-row write does.
  */
 export function databaseCheck(db: Db): DependencyCheck {
-  if (!isPostgres(db))
-    return async () => {
-      await sql`select 1`.execute(db);
-    };
+  if (!isPostgres(db)) return sqliteWriteProbe(db);
   return async () => {
     const { rows } = await sql<{ writable: boolean }>`
       select not (pg_is_in_recovery() or current_setting('transaction_read_only') = 'on') as writable
     `.execute(db);
     if (rows[0]?.writable !== true) throw new Error('the database takes no writes');
   };
+}
+
+/** How often SQLite's probe writes at most: a balancer (or anyone) asking faster shares one. */
+const WRITE_PROBE_INTERVAL_MS = 1_000;
+
+/** Real time, not the app's clock (a test's may stand still): this paces a probe. */
+function sqliteWriteProbe(db: Db): DependencyCheck {
+  let last: { at: number; write: Promise<void> } | undefined;
+  return () => {
+    const now = performance.now();
+    if (last === undefined || now - last.at >= WRITE_PROBE_INTERVAL_MS)
+      last = { at: now, write: writeProbe(db, Date.now()) };
+    return last.write;
+  };
+}
+
+async function writeProbe(db: Db, now: number): Promise<void> {
+  await db
+    .insertInto('readiness_probe')
+    .values({ id: 1, checked_at: now })
+    .onConflict((conflict) => conflict.column('id').doUpdateSet({ checked_at: now }))
+    .execute();
 }
 
 const tags = ['Operations'];

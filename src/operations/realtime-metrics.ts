@@ -22,7 +22,7 @@ export type SocketCloseReason =
  * refused (not a member, no peer, a block), or dropped while the socket's previous one was
  * still being checked.
  */
-export type TypingOutcome = 'relayed' | 'throttled' | 'refused' | 'busy';
+export type TypingOutcome = 'relayed' | 'throttled' | 'refused' | 'busy' | 'failed';
 
 /** The chat socket's metrics, in the app's registry (operations/metrics.ts). */
 export class RealtimeMetrics {
@@ -60,7 +60,7 @@ export class RealtimeMetrics {
     });
     this.typingFrames = new Counter({
       name: 'chat_typing_frames_total',
-      help: 'Typing frames from clients, by outcome (relayed, throttled, refused, busy).',
+      help: 'Typing frames from clients, by outcome (relayed, throttled, refused, busy, failed).',
       labelNames: ['outcome'],
       registers,
     });

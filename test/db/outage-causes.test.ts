@@ -67,6 +67,29 @@ describe('a SQLite file that takes no writes', () => {
   });
 });
 
+describe("SQLite's extended result codes", () => {
+  // better-sqlite3 gives the extended code: a file system turned read-only under the service
+  // fails each write with SQLITE_IOERR_WRITE (test/db/sqlite-read-only-disk.test.ts), which was a
+  // 500 with a stack per request.
+  const failure = (code: string) => Object.assign(new Error('disk I/O error'), { code });
+
+  it.each([
+    'SQLITE_IOERR_WRITE',
+    'SQLITE_IOERR_FSYNC',
+    'SQLITE_IOERR_SHMOPEN',
+    'SQLITE_READONLY_DBMOVED',
+    'SQLITE_READONLY_RECOVERY',
+    'SQLITE_BUSY_SNAPSHOT',
+    'SQLITE_BUSY',
+    'SQLITE_FULL',
+  ])('%s is the database away', (code) => expect(isDatabaseUnavailable(failure(code))).toBe(true));
+
+  it.each(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CORRUPT', 'SQLITE_ERROR', 'SQLITE_IOERRS'])(
+    '%s is not',
+    (code) => expect(isDatabaseUnavailable(failure(code))).toBe(false),
+  );
+});
+
 describe.skipIf(!adminUrl)('PostgreSQL refusing connections', () => {
   const role = `test_full_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });

@@ -136,8 +136,15 @@ export class ChatGateway {
     checks.add(conversationId);
     relayTyping(this.ctx, socket.userId, conversationId)
       .then((outcome) => this.metrics.typing(outcome))
-      .catch((error: unknown) => this.deps.log.warn({ err: error }, 'chat socket: typing failed'))
+      .catch((error: unknown) => this.typingFailed(error))
       .finally(() => checks.delete(conversationId));
+  }
+
+  /** A typing frame that could not be checked: the database away is one outage, not a line each. */
+  private typingFailed(error: unknown): void {
+    this.metrics.typing('failed');
+    if (isDatabaseUnavailable(error as Error)) this.deps.databaseOutage.failed(error);
+    else this.deps.log.warn({ err: error }, 'chat socket: typing failed');
   }
 
   /** First authentication, or renewal of an authenticated socket with a fresh token. */
