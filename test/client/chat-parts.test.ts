@@ -185,7 +185,7 @@ describe('frames of a socket dropped meanwhile', () => {
       overview: async () => ({ conversations: [], next_cursor: null, unread: {} as never }),
     };
     const catchUp = new ChatCatchUp(history, () => undefined, [['c', 1]]);
-    let current = true;
+    const socket = new AbortController();
     const frame = (version: number) =>
       ({
         type: 'message.created',
@@ -194,8 +194,8 @@ describe('frames of a socket dropped meanwhile', () => {
         chat_message: { version } as never,
       }) as const;
     // The connection drops the socket on that failure, as this does.
-    const first = catchUp.receive(frame(3), () => current).catch(() => (current = false));
-    for (const version of [4, 5, 6]) void catchUp.receive(frame(version), () => current);
+    const first = catchUp.receive(frame(3), socket.signal).catch(() => socket.abort());
+    for (const version of [4, 5, 6]) void catchUp.receive(frame(version), socket.signal);
     await first;
     await catchUp.settled();
     expect(asked).toEqual([1]);

@@ -5,13 +5,22 @@ import type { ChatHistory } from '../../client/src/chat/catch-up.js';
 import { restHistory } from '../../client/src/chat/history.js';
 import { ChatConnection, type WebSocketConstructor } from '../../client/src/chat/connection.js';
 import type { CallMethod } from '../../client/src/client.js';
-import { createAccountClient, type Tokens, type TokenStore } from '../../client/src/index.js';
+import {
+  createAccountClient,
+  memoryTokenStore,
+  type Tokens,
+  type TokenStore,
+} from '../../client/src/index.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A fake chat socket: answers `ready` for `user` to the auth frame; `all` lists every one made. */
+/**
+ * A fake chat socket: answers `ready` for `user` to the auth frame; `all` lists every one made;
+ * while `control.refuse`, new ones fail to connect (1006: the server is away).
+ */
 function fakeSockets(userOf: (token: string) => string = () => 'ada') {
   const all: FakeSocket[] = [];
+  const control = { refuse: false };
   class FakeSocket {
     readyState = 0;
     onopen: (() => void) | null = null;
@@ -21,7 +30,9 @@ function fakeSockets(userOf: (token: string) => string = () => 'ada') {
     sent: string[] = [];
     constructor() {
       all.push(this);
+      const refused = control.refuse;
       setTimeout(() => {
+        if (refused) return this.serverCloses(1006);
         this.readyState = 1;
         this.onopen?.();
       }, 1);
@@ -44,7 +55,7 @@ function fakeSockets(userOf: (token: string) => string = () => 'ada') {
       this.readyState = 3;
     }
   }
-  return { all, impl: FakeSocket as unknown as WebSocketConstructor };
+  return { all, control, impl: FakeSocket as unknown as WebSocketConstructor };
 }
 
 const emptyOverview: ChatHistory['overview'] = async () => ({
@@ -248,5 +259,118 @@ describe("a catch-up's deadline", () => {
     const history = restHistory(GET, 100, 60_000);
     await expect(history.overview()).rejects.toThrow('fetch failed');
     expect(unreadSignal?.aborted).toBe(true);
+  });
+});
+
+describe('reconnecting after a shutdown (1001) while the server is still away', () => {
+  // Every socket of an instance gets 1001 at once: the first attempts spread over 4 s (base × 4)
+  // rather than 1 s, and so do the ones after it (each 1006: still restarting), until a stable
+  // connection; the second one's window came back down to 2 s.
+  it('keeps every following window at least as wide as the first', async () => {
+    const sockets = fakeSockets();
+    const chat = connectionOf(
+      sockets,
+      { changes: async () => null, overview: emptyOverview },
+      // base 10 ms, the top of each window: every window here is the real one / 100
+      { backoff: { baseMs: 10, capMs: 300 }, random: () => 0.999_999 },
+    );
+    const windows: number[] = [];
+    chat.on('state', (state) => {
+      if (state.status === 'reconnecting') windows.push(state.inMs);
+    });
+    await expect.poll(() => chat.state.status).toBe('open');
+    sockets.control.refuse = true;
+    sockets.all[0]!.serverCloses(1001);
+    await expect.poll(() => windows.length).toBe(4);
+    chat.close();
+    expect(windows).toEqual([39, 39, 39, 79]); // 4 s three times, then 8 s, at the real scale
+  });
+});
+
+describe("a socket's catch-up once the socket is gone", () => {
+  /** `changes` never answers (the network died while it was asked) until aborted. */
+  function hangingChanges() {
+    const asked: AbortSignal[] = [];
+    const GET = (async (url: string, init: { signal: AbortSignal }) => {
+      if (url === '/api/chat/conversations')
+        return { conversations: [{ id: 'c', version: 1 }], next_cursor: null };
+      if (url === '/api/chat/unread') return { total_unread_count: 0, unread_conversations: 0 };
+      asked.push(init.signal);
+      return new Promise((_, reject) =>
+        init.signal.addEventListener('abort', () => reject(init.signal.reason)),
+      );
+    }) as unknown as CallMethod<'get'>;
+    return { asked, GET };
+  }
+
+  it("is aborted, so the new socket's sync does not wait for its deadline", async () => {
+    const { asked, GET } = hangingChanges();
+    const sockets = fakeSockets();
+    const chat = connectionOf(sockets, restHistory(GET, 100, 60_000), {
+      versions: [['c', 1]],
+      backoff: { baseMs: 10, capMs: 20 },
+    });
+    const syncs: number[] = [];
+    chat.on('sync', () => syncs.push(Date.now()));
+    chat.on('error', () => undefined);
+    await expect.poll(() => syncs.length).toBe(1);
+    // A gap: `changes` is asked and gets no answer; then the socket drops (1006).
+    sockets.all[0]!.serverSends({
+      type: 'message.created',
+      conversation_id: 'c',
+      version: 3,
+      chat_message: { id: 'm3', version: 3 },
+    });
+    await expect.poll(() => asked.length).toBe(1);
+    sockets.all[0]!.serverCloses(1006);
+    expect(asked[0]!.aborted).toBe(true);
+    // The new socket's resync reads the list (c still at 1): its sync comes at once.
+    await expect.poll(() => syncs.length, { timeout: 2_000 }).toBe(2);
+    chat.close();
+  });
+
+  it('is aborted by close(): no request or deadline timer outlives the connection', async () => {
+    const { asked, GET } = hangingChanges();
+    const sockets = fakeSockets();
+    // Tracked at 0, listed at 1: the resync after `ready` reads c's changes.
+    const chat = connectionOf(sockets, restHistory(GET, 100), { versions: [['c', 0]] });
+    await expect.poll(() => asked.length).toBe(1);
+    chat.close();
+    expect(asked[0]!.aborted).toBe(true);
+  });
+});
+
+describe("an open socket's token renewal refused with 429", () => {
+  // A refresh refused with Retry-After: 60 was presented again 5 s later (the renewal's retry).
+  it('is not tried again before its Retry-After', async () => {
+    const refreshes: number[] = [];
+    const json = (status: number, body: object, headers: Record<string, string> = {}) =>
+      new Response(JSON.stringify(body), {
+        status,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+    const fetch = async (request: Request) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/api/refresh-token') {
+        refreshes.push(Date.now());
+        const body = { error: 'rate_limited', message: 'Too many requests.' };
+        return json(429, body, { 'retry-after': '60' });
+      }
+      if (path === '/api/chat/conversations')
+        return json(200, { conversations: [], next_cursor: null });
+      return json(200, { total_unread_count: 0, unread_conversations: 0 });
+    };
+    // 30.3 s left: the socket's renewal (30 s before expiry) is due in 0.3 s.
+    const expiresAt = Date.now() + 30_300;
+    const store = memoryTokenStore({ accessToken: 'a', refreshToken: 'r', expiresAt });
+    const api = createAccountClient({ baseUrl: 'http://x.test', fetch, store });
+    const chat = api.connectChat({ webSocketImpl: fakeSockets().impl });
+    const errors: unknown[] = [];
+    chat.on('error', (error) => errors.push(error));
+    await expect.poll(() => refreshes.length).toBe(1);
+    expect(errors[0]).toMatchObject({ status: 429, retryAfter: 60 });
+    await sleep(5_500); // past the 5 s retry of a refresh that failed without advice
+    chat.close();
+    expect(refreshes).toHaveLength(1);
   });
 });

@@ -44,9 +44,26 @@ export function cappedDelay(policy: Required<BackoffPolicy>, random: () => numbe
   return Math.floor(policy.capMs * (0.5 + random() / 2));
 }
 
+/** The longest `Retry-After` followed: a proxy's advice of hours would leave the chat silent. */
+const MAX_RETRY_AFTER_S = 300;
+
+/**
+ * How long a 429 or 503 asked to wait (`Retry-After`, on the client's errors), up to 5 minutes;
+ * 0 when the error said nothing.
+ */
+export function retryAfterMs(error: unknown): number {
+  const seconds = (error as { retryAfter?: unknown } | null)?.retryAfter;
+  return typeof seconds === 'number' ? Math.min(seconds, MAX_RETRY_AFTER_S) * 1000 : 0;
+}
+
 /** The attempts of one connection: counts failures, forgets them after a stable connection. */
 export class Backoff {
   attempt = 0;
+  /**
+   * The lowest attempt a window is drawn for: SPREAD_FROM_ATTEMPT after a `spread` until a stable
+   * connection, so that the attempts after it (a restart's 1006s) stay spread as widely.
+   */
+  private floor = 0;
   private readonly policy: Required<BackoffPolicy>;
   private readonly random: () => number;
 
@@ -62,14 +79,11 @@ export class Backoff {
    * than 1 s, so that a restart's tens of thousands of sockets do not return in the same second.
    */
   next(kind: 'reconnect' | 'spread' | 'wait' = 'reconnect'): number {
+    if (kind === 'spread') this.floor = SPREAD_FROM_ATTEMPT;
     const delay =
       kind === 'wait'
         ? cappedDelay(this.policy, this.random)
-        : backoffDelay(
-            kind === 'spread' ? Math.max(this.attempt, SPREAD_FROM_ATTEMPT) : this.attempt,
-            this.policy,
-            this.random,
-          );
+        : backoffDelay(Math.max(this.attempt, this.floor), this.policy, this.random);
     this.attempt += 1;
     return delay;
   }
@@ -80,6 +94,8 @@ export class Backoff {
    * catch-up hangs is no stable one.
    */
   closedAfter(upForMs: number | undefined): void {
-    if (upForMs !== undefined && upForMs >= this.policy.stableAfterMs) this.attempt = 0;
+    if (upForMs === undefined || upForMs < this.policy.stableAfterMs) return;
+    this.attempt = 0;
+    this.floor = 0;
   }
 }

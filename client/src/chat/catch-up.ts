@@ -9,18 +9,31 @@ import type {
 } from './events.js';
 import type { MessageFrame, ServerFrame } from './frames.js';
 
-/** Where catching up reads from: the service's HTTP API, the source of truth. */
+/**
+ * Where catching up reads from: the service's HTTP API, the source of truth. `socket`, aborted
+ * once the socket the catch-up is for is gone: a request may stop then (its answer is not used).
+ */
 export interface ChatHistory {
   /**
    * One page of `GET /api/chat/conversations/{id}/changes?since_version=…`; `null` when the
    * conversation does not exist for the caller (`404`).
    */
-  changes(conversationId: string, sinceVersion: number): Promise<ChangesPage | null>;
+  changes(
+    conversationId: string,
+    sinceVersion: number,
+    socket?: AbortSignal,
+  ): Promise<ChangesPage | null>;
   /** The first page of `GET /api/chat/conversations`, and `GET /api/chat/unread`. */
-  overview(): Promise<ChatOverview>;
+  overview(socket?: AbortSignal): Promise<ChatOverview>;
   /** The page of `GET /api/chat/conversations` at `cursor`, as long as pages may be. */
-  more?(cursor: string): Promise<Pick<ChatOverview, 'conversations' | 'next_cursor'>>;
+  more?(
+    cursor: string,
+    socket?: AbortSignal,
+  ): Promise<Pick<ChatOverview, 'conversations' | 'next_cursor'>>;
 }
+
+/** The signal of a socket that is never dropped (frames handed over by hand, or a test). */
+const LIVE = new AbortController().signal;
 
 export interface ChatOverview {
   readonly conversations: readonly Conversation[];
@@ -84,12 +97,16 @@ export class ChatCatchUp {
   /**
    * Handles `frame` once every frame received before it is handled. Rejects when catching up
    * failed (the HTTP call did): the caller reconnects, and the resync after `ready` repairs it.
-   * `current`: whether the socket it came on is still the connection's; a frame of one dropped
-   * meanwhile is skipped (each with a gap would start a catch-up of its own before the new
-   * socket's resync, which repairs everything anyway).
+   * `socket`: aborted once the socket the frame came on is no longer the connection's; a frame of
+   * one dropped meanwhile is skipped (each with a gap would start a catch-up of its own before the
+   * new socket's resync, which repairs everything anyway), and its requests under way are
+   * cancelled, so the new socket's frames do not wait for them.
    */
-  receive(frame: ServerFrame, current: () => boolean = () => true): Promise<void> {
-    const handled = this.queue.then(() => (current() ? this.handle(frame, current) : undefined));
+  receive(frame: ServerFrame, socket: AbortSignal = LIVE): Promise<void> {
+    const current = () => !socket.aborted;
+    const handled = this.queue.then(() =>
+      current() ? this.handle(frame, current, socket) : undefined,
+    );
     this.queue = handled.catch(() => undefined);
     return handled;
   }
@@ -100,15 +117,19 @@ export class ChatCatchUp {
   }
 
   /** `current` is asked again before each request: a closed connection reads nothing more. */
-  private async handle(frame: ServerFrame, current: () => boolean): Promise<void> {
+  private async handle(
+    frame: ServerFrame,
+    current: () => boolean,
+    socket: AbortSignal,
+  ): Promise<void> {
     switch (frame.type) {
       case 'ready':
       case 'resync_required':
-        return this.resync(current);
+        return this.resync(current, socket);
       case 'message.created':
       case 'message.updated':
       case 'message.deleted':
-        return this.apply(frame, current);
+        return this.apply(frame, current, socket);
       case 'conversation.read':
         return this.read(frame);
       case 'typing':
@@ -118,11 +139,15 @@ export class ChatCatchUp {
     }
   }
 
-  private async apply(frame: MessageFrame, current: () => boolean): Promise<void> {
+  private async apply(
+    frame: MessageFrame,
+    current: () => boolean,
+    socket: AbortSignal,
+  ): Promise<void> {
     const { type, conversation_id: id, version, chat_message } = frame;
     const own = this.versions.get(id);
     if (own !== undefined && version <= own) return; // applied already
-    if (own !== undefined && version > own + 1) return this.catchUp(id, current); // missed some
+    if (own !== undefined && version > own + 1) return this.catchUp(id, current, socket); // missed some
     this.versions.set(id, version);
     this.deliver({ type, conversation_id: id, version, chat_message, source: 'socket' });
   }
@@ -141,11 +166,11 @@ export class ChatCatchUp {
   }
 
   /** Pages `changes` from the conversation's version until `has_more` is false. */
-  private async catchUp(id: string, current: () => boolean): Promise<void> {
+  private async catchUp(id: string, current: () => boolean, socket: AbortSignal): Promise<void> {
     for (;;) {
       const since = this.versions.get(id);
       if (since === undefined || !current()) return; // forgotten, or closed, meanwhile
-      const page = await this.history.changes(id, since);
+      const page = await this.history.changes(id, since, socket);
       if (!this.versions.has(id) || !current()) return; // forgotten, or closed, during the read
       if (page === null) return this.forget(id);
       for (const message of page.messages) this.applyChange(id, message);
@@ -162,24 +187,24 @@ export class ChatCatchUp {
     this.deliver(changeEvent(id, message));
   }
 
-  private async resync(current: () => boolean): Promise<void> {
-    const overview = await this.history.overview();
+  private async resync(current: () => boolean, socket: AbortSignal): Promise<void> {
+    const overview = await this.history.overview(socket);
     if (!current()) return;
-    const listed = await this.listedVersions(overview, current);
+    const listed = await this.listedVersions(overview, current, socket);
     // Moved, or not on the pages read (asking its `changes` tells as much as finding it would).
     const moved = [...this.versions].filter(([id, own]) => (listed.get(id) ?? Infinity) > own);
     const ids = moved.map(([id]) => id);
     const caughtUp = ids.length > 0;
     const worker = async () => {
       for (let id = ids.shift(); id !== undefined; id = ids.shift())
-        await this.catchUp(id, current);
+        await this.catchUp(id, current, socket);
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_CATCH_UPS, ids.length) }, worker));
     if (!current()) return;
     // The list and counts as they are now: the events just handed over may be newer than the
     // first reading, and `sync` must not take the app back behind them.
     const { conversations, next_cursor, unread } = caughtUp
-      ? await this.history.overview()
+      ? await this.history.overview(socket)
       : overview;
     this.deliver({ type: 'sync', conversations, next_cursor, unread });
   }
@@ -188,13 +213,14 @@ export class ChatCatchUp {
   private async listedVersions(
     overview: ChatOverview,
     current: () => boolean,
+    socket: AbortSignal,
   ): Promise<Map<string, number>> {
     const listed = new Map(overview.conversations.map((c) => [c.id, c.version]));
     const unseen = () => [...this.versions.keys()].some((id) => !listed.has(id));
     let cursor = overview.next_cursor;
     for (let pages = 0; cursor !== null && pages < MORE_PAGES && unseen() && current(); pages++) {
       if (this.history.more === undefined) break;
-      const page = await this.history.more(cursor);
+      const page = await this.history.more(cursor, socket);
       for (const c of page.conversations) listed.set(c.id, c.version);
       cursor = page.next_cursor;
     }

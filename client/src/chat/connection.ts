@@ -1,6 +1,6 @@
 import { accountOf } from '../session.js';
 import type { Tokens } from '../token-store.js';
-import { Backoff, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { Backoff, DEFAULT_BACKOFF, retryAfterMs, type BackoffPolicy } from './backoff.js';
 import { ChatCatchUp, type ChatHistory } from './catch-up.js';
 import { ChatCloseCodes, closeVerdict } from './close-codes.js';
 import { ChatListeners, type ChatEvent, type ChatEventMap, type ChatState } from './events.js';
@@ -60,6 +60,8 @@ export class ChatConnection {
   private readonly webSocketImpl: WebSocketConstructor;
   private current: ChatState = { status: 'connecting', attempt: 0 };
   private socket: WebSocket | undefined;
+  /** Aborted when `socket` is let go: its catch-up's requests stop (ChatCatchUp.receive). */
+  private socketScope: AbortController | undefined;
   /** The tokens the socket authenticated with (last). */
   private tokens: Tokens | undefined;
   /** When the socket's catch-up after `ready` succeeded (see Backoff.closedAfter). */
@@ -181,36 +183,36 @@ export class ChatConnection {
 
   private attach(socket: WebSocket, tokens: Tokens): void {
     this.socket = socket;
+    const scope = new AbortController();
+    this.socketScope = scope;
     this.tokens = tokens;
     // Browsers cannot set an Authorization header on the upgrade: the token goes in the first
     // frame (never in the URL, which proxies log).
     socket.onopen = () => socket.send(authFrame(tokens.accessToken));
-    socket.onmessage = (event) => this.received(socket, event.data);
+    socket.onmessage = (event) => this.received(socket, scope.signal, event.data);
     socket.onclose = (event) => this.closed(socket, event.code, event.reason);
     socket.onerror = () => undefined; // the close that follows says what happened
     this.readyTimer = setTimeout(() => this.drop(socket, 'not ready in time'), READY_TIMEOUT_MS);
   }
 
-  private received(socket: WebSocket, data: unknown): void {
+  private received(socket: WebSocket, scope: AbortSignal, data: unknown): void {
     if (socket !== this.socket) return;
     this.liveness?.heard();
     const frame = parseServerFrame(data);
     if (frame === undefined || frame.type === 'pong') return;
     if (frame.type === 'ready') this.ready(socket, frame.user_id, frame.session_id);
     if (this.stopped) return; // `ready` of another user
-    this.catchUp
-      .receive(frame, () => socket === this.socket)
-      .then(
-        () => {
-          if (frame.type === 'ready' && socket === this.socket) this.syncedAt = Date.now();
-        },
-        (error: unknown) => {
-          if (socket !== this.socket) return; // closed, or dropped: its catch-up no longer matters
-          this.listeners.emit('error', error);
-          this.waitAtLeast(error);
-          this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
-        },
-      );
+    this.catchUp.receive(frame, scope).then(
+      () => {
+        if (frame.type === 'ready' && socket === this.socket) this.syncedAt = Date.now();
+      },
+      (error: unknown) => {
+        if (socket !== this.socket) return; // closed, or dropped: its catch-up no longer matters
+        this.listeners.emit('error', error);
+        this.waitAtLeast(error);
+        this.drop(socket, 'catching up failed'); // the resync after the next `ready` repairs it
+      },
+    );
   }
 
   private ready(socket: WebSocket, userId: string, sessionId: string): void {
@@ -324,8 +326,7 @@ export class ChatConnection {
    * to 5 minutes (a proxy's advice of hours would leave the chat silent that long).
    */
   private waitAtLeast(error: unknown): void {
-    const seconds = (error as { retryAfter?: unknown } | null)?.retryAfter;
-    if (typeof seconds === 'number') this.waitAtLeastMs = Math.min(seconds, 300) * 1000;
+    this.waitAtLeastMs = retryAfterMs(error);
   }
 
   private renewalOf(tokens: Tokens): Renewal {
@@ -351,6 +352,8 @@ export class ChatConnection {
     this.backoff.closedAfter(this.syncedAt === undefined ? undefined : Date.now() - this.syncedAt);
     this.syncedAt = undefined;
     this.socket = undefined;
+    this.socketScope?.abort();
+    this.socketScope = undefined;
     this.liveness?.stop();
     this.liveness = undefined;
     clearTimeout(this.readyTimer);

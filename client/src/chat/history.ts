@@ -12,7 +12,8 @@ export const CATCH_UP_TIMEOUT_MS = 20_000;
 /**
  * Catching up through the typed REST calls (same tokens, same renewal as every other call). Every
  * frame waits for the catch-up before it (ChatCatchUp), so a request without an answer would hold
- * every later one forever: each ends after `timeoutMs`, and the connection reconnects.
+ * every later one forever: each ends after `timeoutMs`, and the connection reconnects; or as soon
+ * as the socket it catches up for is gone (`socket` aborted), so the next one's wait for nothing.
  */
 export function restHistory(
   GET: CallMethod<'get'>,
@@ -20,30 +21,44 @@ export function restHistory(
   timeoutMs = CATCH_UP_TIMEOUT_MS,
 ): ChatHistory {
   return {
-    async changes(id, sinceVersion) {
+    async changes(id, sinceVersion, socket) {
       const query = { since_version: String(sinceVersion), limit: String(pageSize) };
       try {
-        return await withinMs(timeoutMs, (signal) =>
-          GET('/api/chat/conversations/{id}/changes', { params: { path: { id }, query }, signal }),
+        return await withinMs(
+          timeoutMs,
+          (signal) =>
+            GET('/api/chat/conversations/{id}/changes', {
+              params: { path: { id }, query },
+              signal,
+            }),
+          socket,
         );
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) return null;
         throw error;
       }
     },
-    overview: () =>
-      withinMs(timeoutMs, async (signal) => {
-        const [list, unread] = await Promise.all([
-          GET('/api/chat/conversations', { signal }),
-          GET('/api/chat/unread', { signal }),
-        ]);
-        return { conversations: list.conversations, next_cursor: list.next_cursor, unread };
-      }),
-    more: (cursor) =>
-      withinMs(timeoutMs, async (signal) => {
-        const query = { cursor, limit: String(LIST_PAGE_MAX) };
-        const list = await GET('/api/chat/conversations', { params: { query }, signal });
-        return { conversations: list.conversations, next_cursor: list.next_cursor };
-      }),
+    overview: (socket) =>
+      withinMs(
+        timeoutMs,
+        async (signal) => {
+          const [list, unread] = await Promise.all([
+            GET('/api/chat/conversations', { signal }),
+            GET('/api/chat/unread', { signal }),
+          ]);
+          return { conversations: list.conversations, next_cursor: list.next_cursor, unread };
+        },
+        socket,
+      ),
+    more: (cursor, socket) =>
+      withinMs(
+        timeoutMs,
+        async (signal) => {
+          const query = { cursor, limit: String(LIST_PAGE_MAX) };
+          const list = await GET('/api/chat/conversations', { params: { query }, signal });
+          return { conversations: list.conversations, next_cursor: list.next_cursor };
+        },
+        socket,
+      ),
   };
 }

@@ -1,7 +1,8 @@
 import { RENEW_MARGIN_MS } from '../session.js';
+import { retryAfterMs } from './backoff.js';
 import type { Tokens } from '../token-store.js';
 
-/** A renewal whose refresh failed (network, 503) is tried again after this long. */
+/** A renewal whose refresh failed (network, 503) is tried again after this long, or its `Retry-After`. */
 const RETRY_MS = 5_000;
 /** setTimeout's longest delay; a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -55,7 +56,7 @@ export class Renewal {
       if (this.stopped) return;
       this.hooks.failed(error);
       if (this.stopped) return; // `failed` closed the connection
-      return this.after(RETRY_MS);
+      return this.after(Math.max(RETRY_MS, retryAfterMs(error)));
     }
     if (this.stopped) return;
     if (tokens === null) return this.hooks.signedOut();
