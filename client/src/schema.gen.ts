@@ -1959,7 +1959,7 @@ export interface operations {
         'application/json': {
           /** @description 1–100 characters after trimming and NFC, with at least one visible one; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069). */
           name?: string | null;
-          /** @description At most 500 characters. */
+          /** @description At most 500 characters; line breaks and tabs allowed, other control characters not. */
           bio?: string | null;
           /** @description An https URL (`https://` followed by a host) of at most 2048 characters, without user name, password, spaces or backslashes. */
           avatar_url?: string | null;
@@ -2177,7 +2177,7 @@ export interface operations {
             | 'travel'
             | 'other'
           )[];
-          /** @description At most 500 characters; line breaks allowed, other control characters not. */
+          /** @description At most 500 characters; line breaks and tabs allowed, other control characters not. */
           bio?: string | null;
           /** @description An https URL (`https://` followed by a host) of at most 2048 characters, without user name, password, spaces or backslashes. */
           avatar_url?: string | null;
@@ -2494,7 +2494,7 @@ export interface operations {
             | 'travel'
             | 'other'
           )[];
-          /** @description At most 500 characters; line breaks allowed, other control characters not. */
+          /** @description At most 500 characters; line breaks and tabs allowed, other control characters not. */
           bio?: string | null;
           /** @description An https URL (`https://` followed by a host) of at most 2048 characters, without user name, password, spaces or backslashes. */
           avatar_url?: string | null;

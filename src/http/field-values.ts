@@ -62,3 +62,18 @@ export function parseName(raw: string, field: string, max: number): string {
   requireReadableName(text, field);
   return text;
 }
+
+/** A bio, an account's or an influencer's: at most this many code points (the schema checks). */
+export const BIO_MAX = 500;
+
+/** In a bio, line breaks and tabs are text; other control characters (C0, DEL, C1) are not. */
+const CONTROL_BUT_LINES = /[^\P{Cc}\n\r\t]/u;
+
+/** A bio as sent (not trimmed: its lines are the user's); `null` clears it. */
+export function parseBio(raw: string | null, field = 'bio'): string | null {
+  if (raw === null) return null;
+  requireWellFormed(raw, field);
+  if (CONTROL_BUT_LINES.test(raw))
+    refuseField(field, 'must not contain control characters other than line breaks and tabs');
+  return raw;
+}

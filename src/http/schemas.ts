@@ -1,5 +1,6 @@
 import { Kind, Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ERROR_CODES, type CatalogueEntry } from '../errors.js';
+import { BIO_MAX } from './field-values.js';
 
 /** The body of every 4xx/5xx answer. */
 export const ErrorBody = Type.Object(
@@ -112,3 +113,9 @@ export function matching(pattern: string, rule: string): { pattern: string } {
 
 /** The sentence `matching` gave `pattern`, if any. */
 export const patternRule = (pattern: string): string | undefined => PATTERN_RULES.get(pattern);
+
+/** A bio, an account's or an influencer's; its characters are checked by `parseBio`. */
+export const Bio = Type.String({
+  maxLength: BIO_MAX,
+  description: `At most ${BIO_MAX} characters; line breaks and tabs allowed, other control characters not.`,
+});

@@ -3,7 +3,7 @@ import type { DmPolicy } from '../db/tables.js';
 import { nullable } from '../http/schemas.js';
 import { HttpsUrl } from '../http/https-url.js';
 import { CATEGORY_SLUGS, type Category } from './categories.js';
-import { BIO_MAX, DISPLAY_NAME_MAX, LABEL_MAX } from './values.js';
+import { DISPLAY_NAME_MAX, LABEL_MAX } from './values.js';
 
 /**
  * The Influencer group's field schemas: the request values (outer bounds; values.ts has the
@@ -35,10 +35,6 @@ export const Handle = Type.String({
 // so any amount of surrounding white space is allowed.
 export const DisplayName = Type.String({
   description: `1–${DISPLAY_NAME_MAX} characters after trimming and NFC; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069); at least one visible character.`,
-});
-export const Bio = Type.String({
-  maxLength: BIO_MAX,
-  description: `At most ${BIO_MAX} characters; line breaks allowed, other control characters not.`,
 });
 const Link = Type.Object({
   label: Type.String({

@@ -17,14 +17,8 @@ import {
   type ProfileChanges,
 } from './profiles.store.js';
 import { facetsOf, foldSearchText } from './search-text.js';
-import {
-  parseAvatarUrl,
-  parseBio,
-  parseDisplayName,
-  parseHandle,
-  parseLinks,
-  type Link,
-} from './values.js';
+import { parseBio } from '../http/field-values.js';
+import { parseAvatarUrl, parseDisplayName, parseHandle, parseLinks, type Link } from './values.js';
 import { influencerViewOne, type InfluencerView } from './viewer.js';
 import { inTransaction } from '../db/transaction.js';
 

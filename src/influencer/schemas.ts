@@ -2,9 +2,8 @@ import { Errors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { NextCursor, pageQuery } from '../http/cursor.js';
 import { HttpsUrl } from '../http/https-url.js';
-import { MessageBody, nullable, withErrors } from '../http/schemas.js';
+import { Bio, MessageBody, nullable, withErrors } from '../http/schemas.js';
 import {
-  Bio,
   Categories,
   CategorySlug,
   DisplayName,

@@ -1,5 +1,5 @@
 import { Errors } from '../errors.js';
-import { parseName, refuseField as invalid, requireWellFormed } from '../http/field-values.js';
+import { parseName, refuseField as invalid } from '../http/field-values.js';
 import { parseHttpsUrl } from '../http/https-url.js';
 
 /**
@@ -11,11 +11,7 @@ import { parseHttpsUrl } from '../http/https-url.js';
 const RESERVED_HANDLES = new Set(['me', 'following', 'categories']);
 
 export const DISPLAY_NAME_MAX = 50;
-export const BIO_MAX = 500;
 export const LABEL_MAX = 30;
-
-/** In a bio, line breaks and tabs are text; other control characters are not. */
-const CONTROL_BUT_LINES = /[^\P{Cc}\n\r\t]/u;
 
 /** Lower-cased, then 3–30 of a–z, 0–9 and _; stored and compared lower-cased. */
 export function parseHandle(raw: string): string {
@@ -28,14 +24,6 @@ export function parseHandle(raw: string): string {
 
 export function parseDisplayName(raw: string): string {
   return parseName(raw, 'display_name', DISPLAY_NAME_MAX);
-}
-
-/** Its length (code points) is the schema's to check. */
-export function parseBio(raw: string | null): string | null {
-  if (raw === null) return null;
-  requireWellFormed(raw, 'bio');
-  if (CONTROL_BUT_LINES.test(raw)) invalid('bio', 'must not contain control characters');
-  return raw;
 }
 
 export function parseAvatarUrl(raw: string | null): string | null {

@@ -2,20 +2,9 @@ import { Errors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { CurrentPassword, Name, User } from '../auth/schemas.js';
 import { HttpsUrl } from '../http/https-url.js';
-import { matching, MessageBody, nullable, withErrors } from '../http/schemas.js';
+import { Bio, MessageBody, nullable, withErrors } from '../http/schemas.js';
 
 const tags = ['Profile'];
-
-export const Bio = Type.String({
-  maxLength: 500,
-  // Line breaks and tabs are fine in a bio; other control characters (C0, DEL, C1: NEL, CSI, …)
-  // are not, as in an influencer's bio.
-  ...matching(
-    '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$',
-    'must not contain control characters other than line breaks and tabs',
-  ),
-  description: 'At most 500 characters.',
-});
 
 export const getProfileSchema = {
   tags,

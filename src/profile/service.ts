@@ -12,7 +12,7 @@ import {
 import type { ServiceContext } from '../context.js';
 import { Errors } from '../errors.js';
 import { publishAccountDeleted } from '../events/account-events.js';
-import { parseName, requireWellFormed } from '../http/field-values.js';
+import { parseBio, parseName } from '../http/field-values.js';
 import { parseHttpsUrl } from '../http/https-url.js';
 
 /** Authentication already read the account, in the same lookup that checked the session. */
@@ -35,7 +35,7 @@ export async function updateProfile(
   }
   if (Object.keys(defined).length === 0) return getProfile(caller);
   if (typeof defined.name === 'string') defined.name = parseName(defined.name, 'name', NAME_MAX);
-  if (typeof defined.bio === 'string') requireWellFormed(defined.bio, 'bio');
+  if (typeof defined.bio === 'string') parseBio(defined.bio);
   if (typeof defined.avatar_url === 'string') parseHttpsUrl(defined.avatar_url, 'avatar_url');
   await updateProfileFields(ctx.db, caller.userId, defined, ctx.clock());
   const updated = await findUserById(ctx.db, caller.userId);

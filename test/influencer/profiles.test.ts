@@ -252,6 +252,21 @@ describe.each(backends)('influencer profiles ($name)', (backend) => {
       expect((await create(account, valid({ avatar_url: longest }))).statusCode).toBe(201);
     });
 
+    it("bio: the account's rule, one answer for both (line breaks and tabs, no other control)", async () => {
+      const account = await confirmedAccount(t);
+      for (const bio of ['a\u0007b', 'a\u007fb', 'a\u0085b', 'a\ud800b']) {
+        const asInfluencer = await create(account, valid({ bio }));
+        const asAccount = await t.call('PATCH', '/api/profile', {
+          token: account.accessToken,
+          body: { bio },
+        });
+        expectInvalid(asInfluencer, 'bio');
+        expect(asInfluencer.json().details).toEqual(asAccount.json().details);
+      }
+      const lines = 'First line\r\n\tsecond line';
+      expect((await create(account, valid({ bio: lines }))).json().influencer.bio).toBe(lines);
+    });
+
     it('bio: at most 500 characters', async () => {
       const account = await confirmedAccount(t);
       expectInvalid(await create(account, valid({ bio: 'x'.repeat(501) })), 'bio');
