@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH_DEFAULT } from './security/password-policy.js';
 
 /** Every setting of the service, parsed and validated once at start-up (API.md, Configuration). */
 export interface Config {
@@ -161,7 +162,8 @@ function parseStatementTimeoutSetBy(value: string | undefined): 'service' | 'rol
 
 function parsePasswordMinLength(value: string | undefined): number {
   const raw = nonEmpty('PASSWORD_MIN_LENGTH', value);
-  return raw === undefined ? 8 : parseInteger('PASSWORD_MIN_LENGTH', raw, 8, 128);
+  if (raw === undefined) return PASSWORD_MIN_LENGTH_DEFAULT;
+  return parseInteger('PASSWORD_MIN_LENGTH', raw, PASSWORD_MIN_LENGTH_DEFAULT, PASSWORD_MAX_LENGTH);
 }
 
 /** `host`: the URL must name a host (for SMTP and Redis: their clients default to localhost). */

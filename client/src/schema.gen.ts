@@ -734,7 +734,7 @@ export interface operations {
         'application/json': {
           /** @description E-mail address; trimmed, compared case-insensitively. */
           email: string;
-          /** @description Any Unicode text; policy: 8–128 code points after NFC, not a common password, not the e-mail address or its local part. */
+          /** @description Any Unicode text; policy: 8–128 code points after NFC (the deployment may raise the minimum: PASSWORD_MIN_LENGTH), not a common password, not the e-mail address or its local part. */
           password: string;
           /** @description 1–100 characters after trimming and NFC, with at least one visible one; no control characters or bidirectional overrides (U+202A–202E, U+2066–2069). */
           name?: string;
@@ -1357,7 +1357,7 @@ export interface operations {
         'application/json': {
           /** @description The account's current password. */
           password: string;
-          /** @description Any Unicode text; policy: 8–128 code points after NFC, not a common password, not the e-mail address or its local part. */
+          /** @description Any Unicode text; policy: 8–128 code points after NFC (the deployment may raise the minimum: PASSWORD_MIN_LENGTH), not a common password, not the e-mail address or its local part. */
           new_password: string;
         };
       };
@@ -1543,7 +1543,7 @@ export interface operations {
           email: string;
           /** @description The 6-digit code from the e-mail. */
           code: string;
-          /** @description Any Unicode text; policy: 8–128 code points after NFC, not a common password, not the e-mail address or its local part. */
+          /** @description Any Unicode text; policy: 8–128 code points after NFC (the deployment may raise the minimum: PASSWORD_MIN_LENGTH), not a common password, not the e-mail address or its local part. */
           new_password: string;
         };
       };

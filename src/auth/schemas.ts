@@ -1,6 +1,7 @@
 import { Errors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { NAME_MAX } from '../accounts/public-user.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH_DEFAULT } from '../security/password-policy.js';
 import { MessageBody, nullable, withErrors } from '../http/schemas.js';
 
 /**
@@ -18,8 +19,7 @@ const Email = Type.String({
 });
 /** A password being chosen: the policy applies. */
 const NewPassword = Type.String({
-  description:
-    'Any Unicode text; policy: 8–128 code points after NFC, not a common password, not the e-mail address or its local part.',
+  description: `Any Unicode text; policy: ${PASSWORD_MIN_LENGTH_DEFAULT}–${PASSWORD_MAX_LENGTH} code points after NFC (the deployment may raise the minimum: PASSWORD_MIN_LENGTH), not a common password, not the e-mail address or its local part.`,
 });
 /** A password being proved: any text; a wrong one is just wrong. */
 export const CurrentPassword = Type.String({ description: "The account's current password." });

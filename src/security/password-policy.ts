@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { FieldProblem } from '../errors.js';
 import { normalizeEmail } from '../accounts/public-user.js';
 
+/** A password's length in code points after NFC: the minimum by default (PASSWORD_MIN_LENGTH may raise it), and the maximum. */
+export const PASSWORD_MIN_LENGTH_DEFAULT = 8;
 export const PASSWORD_MAX_LENGTH = 128;
 
 /**
