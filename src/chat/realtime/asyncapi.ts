@@ -2,10 +2,12 @@ import type { TSchema } from '@sinclair/typebox';
 import { ChatMessage } from '../objects.js';
 import { Closures, TransportClosures } from './close-codes.js';
 import { ClientFrames, ServerFrames } from './frame-schemas.js';
-import { MAX_FRAME_BYTES } from './frames.js';
-import { AUTH_WINDOW_MS } from './gateway.js';
-import { HEARTBEAT_INTERVAL_MS } from './heartbeat.js';
-import { MAX_SOCKETS_PER_USER } from './sockets.js';
+import {
+  AUTH_WINDOW_MS,
+  HEARTBEAT_INTERVAL_MS,
+  MAX_FRAME_BYTES,
+  MAX_SOCKETS_PER_USER,
+} from './socket-limits.js';
 
 /**
  * The AsyncAPI 3.0 document of the chat socket, served at /asyncapi.json: built from the frame

@@ -1,13 +1,4 @@
-/**
- * Sockets from one client network (an IPv4 address, an IPv6 /64: `clientNetwork`, as every
- * per-IP limit counts) that are still waiting for their `auth` frame, at most this many at once.
- * API.md gives an unauthenticated socket 5 s, and nothing else bounded how many one client could
- * hold open in that time: thousands of idle sockets, a few KiB each. A browser sends `auth` right
- * after `open`, so even a busy office behind one address rarely has more than a few waiting at
- * once (a reconnect storm after a deploy included). Over the cap the socket closes with 4429 at
- * once; the client retries with its usual back-off.
- */
-export const AWAITING_AUTH_PER_NETWORK = 50;
+import { AWAITING_AUTH_PER_NETWORK } from './socket-limits.js';
 
 /** How many sockets each client network holds open without authentication, on this instance. */
 export class AwaitingAuthentication {

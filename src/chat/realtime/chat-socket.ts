@@ -1,9 +1,8 @@
 import { WebSocket } from 'ws';
 import type { SocketCloseReason } from '../../operations/realtime-metrics.js';
 import { Closures, type Closure } from './close-codes.js';
+import { MAX_BUFFERED_BYTES } from './socket-limits.js';
 
-/** Over this much waiting to be sent to a client, it reads too slowly: closed with 4008. */
-export const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** Pings a client may leave unanswered; at the next heartbeat the socket is dropped. */
 const MISSED_PONGS_ALLOWED = 2;
 /**

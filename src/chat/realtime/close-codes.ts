@@ -1,4 +1,12 @@
 import type { SocketCloseReason } from '../../operations/realtime-metrics.js';
+import {
+  AUTH_WINDOW_MS,
+  AWAITING_AUTH_PER_NETWORK,
+  HEARTBEAT_INTERVAL_MS,
+  MAX_BUFFERED_BYTES,
+  MAX_FRAME_BYTES,
+  MAX_SOCKETS_PER_USER,
+} from './socket-limits.js';
 
 /**
  * Every way the server closes a chat socket: the code a client reads (API.md's table), a short
@@ -43,7 +51,7 @@ export const Closures = {
     4408,
     'no authentication in time',
     'auth_timeout',
-    'No authentication within 5 s of the upgrade.',
+    `No authentication within ${AUTH_WINDOW_MS / 1000} s of the upgrade.`,
   ),
   wrongUser: closure(
     4403,
@@ -55,19 +63,19 @@ export const Closures = {
     4429,
     'too many sockets for this user',
     'too_many_sockets',
-    'A sixth socket of one user (counted per instance).',
+    `A socket beyond the ${MAX_SOCKETS_PER_USER} one user may hold (counted per instance).`,
   ),
   tooManyAwaiting: closure(
     4429,
     'too many sockets waiting for authentication',
     'too_many_awaiting_auth',
-    'A socket without a bearer token on the upgrade from a network (an IPv4 address, an IPv6 /64) that already holds 50 sockets waiting for their `auth` frame (counted per instance).',
+    `A socket without a bearer token on the upgrade from a network (an IPv4 address, an IPv6 /64) that already holds ${AWAITING_AUTH_PER_NETWORK} sockets waiting for their \`auth\` frame (counted per instance).`,
   ),
   slowReader: closure(
     4008,
     'reading too slowly',
     'slow_reader',
-    'Over 1 MiB waits to be sent to the client: it reads too slowly.',
+    `Over ${MAX_BUFFERED_BYTES / 1024 / 1024} MiB waits to be sent to the client: it reads too slowly.`,
   ),
   shutdown: closure(
     1001,
@@ -89,12 +97,12 @@ export const Closures = {
  * oversized frame, and the heartbeat cuts a client that stopped answering pings.
  */
 export const TransportClosures: readonly Omit<Closure, 'text'>[] = [
-  { code: 1009, reason: 'frame_too_big', when: 'A frame over 16 KiB.' },
+  { code: 1009, reason: 'frame_too_big', when: `A frame over ${MAX_FRAME_BYTES / 1024} KiB.` },
   { code: 1002, reason: 'protocol_error', when: 'A frame that breaks the WebSocket protocol.' },
   { code: 1007, reason: 'protocol_error', when: 'A text frame that is not valid UTF-8.' },
   {
     code: 1006,
     reason: 'heartbeat_timeout',
-    when: 'Never sent: the client sees it when the heartbeat cut the connection without a close frame, after two unanswered pings (every 30 s).',
+    when: `Never sent: the client sees it when the heartbeat cut the connection without a close frame, after two unanswered pings (every ${HEARTBEAT_INTERVAL_MS / 1000} s).`,
   },
 ];

@@ -4,9 +4,6 @@ import { ClientFrame, type ReadyFrame } from './frame-schemas.js';
 
 /** The chat socket's frames (API.md, "Real time"): JSON text, one object per frame. */
 
-/** A frame larger than this closes the socket with 1009 (ws enforces it as `maxPayload`). */
-export const MAX_FRAME_BYTES = 16 * 1024;
-
 export type { ClientFrame } from './frame-schemas.js';
 const clientFrame = TypeCompiler.Compile(ClientFrame);
 

@@ -12,7 +12,8 @@ import { ChatSocket } from './chat-socket.js';
 import { Closures, type Closure } from './close-codes.js';
 import { socketDelivery } from './delivery.js';
 import { parseClientFrame, pongFrame, readyFrame, type ClientFrame } from './frames.js';
-import { HEARTBEAT_INTERVAL_MS, startSocketClocks } from './heartbeat.js';
+import { startSocketClocks } from './heartbeat.js';
+import { AUTH_WINDOW_MS, HEARTBEAT_INTERVAL_MS } from './socket-limits.js';
 import { resyncSockets } from './resync.js';
 import { relayTyping } from './typing.js';
 import { SocketRegistry } from './sockets.js';
@@ -21,8 +22,6 @@ class Refusal {
   constructor(readonly closure: Closure) {}
 }
 
-/** API.md: a socket without authentication after this long is closed with 4408. */
-export const AUTH_WINDOW_MS = 5_000;
 /** Shutdown: how long clients get to answer the 1001 close before their sockets are cut. */
 const SHUTDOWN_CLOSE_WAIT_MS = 2_000;
 /** Typing frames checked at once per socket (each for another conversation); more are dropped. */

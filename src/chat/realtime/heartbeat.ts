@@ -1,7 +1,5 @@
 import type { ChatSocket } from './chat-socket.js';
 
-/** API.md: the server pings every 30 s; a socket that misses two pongs is closed. */
-export const HEARTBEAT_INTERVAL_MS = 30_000;
 /** How often deadlines (the auth window, token expiry) are checked: the lateness they may have. */
 export const DEADLINE_CHECK_MS = 250;
 

@@ -5,7 +5,7 @@ import { Errors } from '../../errors.js';
 import { bearerToken } from '../../http/authenticate.js';
 import { clientIp } from '../../http/client-ip.js';
 import { clientNetwork } from '../../limits/client-network.js';
-import { MAX_FRAME_BYTES } from './frames.js';
+import { MAX_FRAME_BYTES } from './socket-limits.js';
 import type { ChatGateway } from './gateway.js';
 
 /**

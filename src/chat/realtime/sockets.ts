@@ -1,9 +1,7 @@
 import type { Delivery, EventBus } from '../../events/bus.js';
 import type { ChatSocket } from './chat-socket.js';
 import { VersionOrder } from './ordering.js';
-
-/** API.md: at most this many open sockets per user (counted per instance: see the README). */
-export const MAX_SOCKETS_PER_USER = 5;
+import { MAX_SOCKETS_PER_USER } from './socket-limits.js';
 
 /** Writes one delivery (an event for one user) to that user's sockets on this instance. */
 export type SocketDelivery = (delivery: Delivery, sockets: ReadonlySet<ChatSocket>) => void;

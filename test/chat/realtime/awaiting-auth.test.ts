@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AWAITING_AUTH_PER_NETWORK } from '../../../src/chat/realtime/awaiting-auth.js';
+import { AWAITING_AUTH_PER_NETWORK } from '../../../src/chat/realtime/socket-limits.js';
 import { backends } from '../../helpers/backends.js';
 import type { Account } from '../../helpers/test-app.js';
 import { RealtimeApp } from './fixture.js';

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ChatSocket } from '../../../src/chat/realtime/chat-socket.js';
-import { HEARTBEAT_INTERVAL_MS, startSocketClocks } from '../../../src/chat/realtime/heartbeat.js';
+import { startSocketClocks } from '../../../src/chat/realtime/heartbeat.js';
+import { HEARTBEAT_INTERVAL_MS } from '../../../src/chat/realtime/socket-limits.js';
 
 /** API.md: "the server pings every 30 s". heartbeat.ts pings a slice of the sockets per tick. */
 class CountingSocket {
