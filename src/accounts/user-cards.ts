@@ -12,7 +12,7 @@ export interface UserCard {
   readonly handle: string | null;
 }
 
-/** The card of one account row joined with its profile, if any (see `cardColumns`). */
+/** The card of one account row joined with its profile, if any (see `cardSource`). */
 export interface CardRow {
   readonly id: string;
   readonly name: string | null;

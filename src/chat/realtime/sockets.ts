@@ -71,11 +71,6 @@ export class SocketRegistry {
     user.order.dispose();
     void user.subscription.then((unsubscribe) => unsubscribe());
   }
-
-  /** The user's sockets on this instance (an empty set when none). */
-  socketsOf(userId: string): ReadonlySet<ChatSocket> {
-    return this.byUser.get(userId)?.sockets ?? new Set();
-  }
 }
 
 /**
