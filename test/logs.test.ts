@@ -358,3 +358,22 @@ describe.each(backends)('start-up warnings ($name)', (backend) => {
     expect(t.logs.filter((line) => /TRUST_PROXY/.test(line))).toEqual([]);
   });
 });
+
+describe('what a fatal report makes of odd input', () => {
+  it('masks a password holding a raw @ (URL parsers read up to the last one)', () => {
+    expect(fatalErrorReport('connect redis://:p@ss@cache:6379/0 failed')).toBe(
+      'fatal: connect redis://[redacted]@cache:6379/0 failed',
+    );
+    // An e-mail address or an @ in a path is no credential.
+    expect(fatalErrorReport('mail ada@example.test via smtp://relay/x@y')).toBe(
+      'fatal: mail ada@example.test via smtp://relay/x@y',
+    );
+  });
+
+  it('never throws, whatever was thrown, and redacts a thrown object', () => {
+    expect(() => fatalErrorReport(Object.create(null))).not.toThrow();
+    expect(fatalErrorReport({ password: 'hunter2', url: 'smtp://u:pw@h' })).toBe(
+      'fatal: {"password":"[redacted]","url":"smtp://[redacted]@h"}',
+    );
+  });
+});

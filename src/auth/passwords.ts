@@ -79,9 +79,11 @@ export async function changePassword(
   let ended: string[] = [];
   const write = (account: UserRow) =>
     inTransaction(ctx.db, async (trx) => {
-      if (!(await holdLiveSession(trx, caller.sessionId, now))) throw Errors.unauthorized();
       if (!(await replacePasswordHash(trx, account.id, account.password_hash, newHash, now)))
         return false;
+      // After the account's row, as every writer of the account locks them: two changes from two
+      // sessions at once would otherwise each hold the session the other is to delete.
+      if (!(await holdLiveSession(trx, caller.sessionId, now))) throw Errors.unauthorized();
       ended = await deleteSessionsOfUser(trx, account.id, caller.sessionId);
       // A reset code in the mailbox would undo the change (someone who changes a password they
       // suspect is known may not think of the code an intruder asked for).

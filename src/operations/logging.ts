@@ -45,8 +45,11 @@ function isPlainObject(value: object): value is Fields {
   return prototype === Object.prototype || prototype === null;
 }
 
-/** The credentials of a URL (`scheme://user:password@`): a configured URL carries them. */
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
+/**
+ * The credentials of a URL (`scheme://user:password@`): a configured URL carries them. Up to the
+ * authority's last `@`, as URL parsers read it: a password may hold a raw `@` (`:p@ss@host`).
+ */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi;
 
 /**
  * `text` with the credentials of any URL in it replaced: an error may quote a configured URL
@@ -154,8 +157,18 @@ export function loggerOptions(
  * line's are. Node's own report prints every field as it is.
  */
 export function fatalErrorReport(error: unknown): string {
-  if (!(error instanceof Error)) return `fatal: ${withoutUrlCredentials(String(error))}`;
+  if (!(error instanceof Error)) return `fatal: ${withoutUrlCredentials(describeThrown(error))}`;
   const { stack, message, type, ...rest } = redactSecrets({ error }).error as Fields;
   const fields = Object.keys(rest).length === 0 ? '' : `\n${JSON.stringify(rest)}`;
   return `fatal: ${String(stack ?? `${String(type)}: ${String(message)}`)}${fields}`;
+}
+
+/** A thrown value that is no Error, as text: its redacted fields if it has any; never throws. */
+function describeThrown(value: unknown): string {
+  try {
+    if (typeof value !== 'object' || value === null) return String(value);
+    return JSON.stringify(redactSecrets({ thrown: value }).thrown);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }
