@@ -52,8 +52,11 @@ const UNAVAILABLE_MESSAGES =
  * carry no HTTP status of their own get here (see http/error-handler.ts): a socket error with a
  * 4xx status is the client's connection, not the database's.
  */
-export function isDatabaseUnavailable(error: Error & { code?: unknown }): boolean {
-  const { code } = error;
+export function isDatabaseUnavailable(error: unknown): boolean {
+  // A rejection with no Error (a library's `reject()`) is no outage, and must not throw here:
+  // the callers run in `.catch` handlers, where a throw would end the process.
+  if (!(error instanceof Error)) return false;
+  const { code } = error as Error & { code?: unknown };
   if (
     typeof code === 'string' &&
     (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_SQLITE_CODE.test(code))

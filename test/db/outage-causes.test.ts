@@ -84,6 +84,11 @@ describe("SQLite's extended result codes", () => {
     'SQLITE_FULL',
   ])('%s is the database away', (code) => expect(isDatabaseUnavailable(failure(code))).toBe(true));
 
+  it('a rejection that is no Error is no outage, and does not throw', () => {
+    for (const thrown of [undefined, null, 'SQLITE_FULL', { code: 'SQLITE_FULL' }])
+      expect(isDatabaseUnavailable(thrown)).toBe(false);
+  });
+
   it.each(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CORRUPT', 'SQLITE_ERROR', 'SQLITE_IOERRS'])(
     '%s is not',
     (code) => expect(isDatabaseUnavailable(failure(code))).toBe(false),
