@@ -3,11 +3,11 @@ import { requireWellFormed } from '../http/field-values.js';
 import { isoTimestamp } from '../http/timestamps.js';
 import type { ProfileRow } from './users.store.js';
 
-export const EMAIL_MAX_LENGTH = 254;
+const EMAIL_MAX_LENGTH = 254;
 /** An account's name, in code points after trimming and NFC (API.md: 1–100). */
 export const NAME_MAX = 100;
 /** What the unique index holds: every character lower-cases into at most two (migration 008). */
-export const NORMALIZED_EMAIL_MAX_LENGTH = 2 * EMAIL_MAX_LENGTH;
+const NORMALIZED_EMAIL_MAX_LENGTH = 2 * EMAIL_MAX_LENGTH;
 
 /**
  * The form under which an address is one account (and one set of per-address limits): trimmed,

@@ -6,7 +6,7 @@ import { listedPolicyFacts, maySend, type SendFacts } from './send-rules.js';
 import { chatMessageView, type ChatMessage } from './views.js';
 
 /** The other member as the caller sees them; every field null once that account is deleted. */
-export type Peer = { [K in keyof UserCard]: UserCard[K] | null };
+type Peer = { [K in keyof UserCard]: UserCard[K] | null };
 
 /** API.md's `conversation` object, always seen from the caller's side. */
 export interface ConversationView {

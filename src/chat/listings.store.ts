@@ -85,7 +85,7 @@ export function listingQuery(db: Executor, userId: string, source: ConversationS
 type ListingRow = Awaited<ReturnType<ReturnType<typeof listingQuery>['execute']>>[number];
 
 /** A row of `listingQuery`, in the shapes the rest of the chat uses. */
-export function toListing(row: ListingRow): ConversationListing {
+function toListing(row: ListingRow): ConversationListing {
   const { member_id, last_read_seq, unread_count, blocked_by_me, blocked_by_them, ...rest } = row;
   const conversation: MemberConversationRow = {
     id: rest.id,

@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { refuseField, requireWellFormed, VISIBLE, withoutInvisible } from '../http/field-values.js';
 
-export const TEXT_MAX_CODE_POINTS = 2000;
+const TEXT_MAX_CODE_POINTS = 2000;
 
 // A control character (C0, DEL, C1) other than \n and \t.
 const FORBIDDEN_CONTROL = /[^\P{Cc}\n\t]/u;

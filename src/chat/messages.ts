@@ -19,7 +19,7 @@ import { chatMessageView, type ChatMessage } from './views.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Db } from '../db/database.js';
 
-export const EDIT_WINDOW_MS = 15 * 60_000;
+const EDIT_WINDOW_MS = 15 * 60_000;
 /** Above every seq (an INTEGER column): the newest page. */
 const NO_UPPER_BOUND = 2 ** 31 - 1;
 

@@ -3,7 +3,7 @@ import { nullable } from '../http/schemas.js';
 
 /** The Chat group's objects (API.md): components of the OpenAPI document, added in app.ts. */
 
-export const Time = Type.String({ format: 'date-time' });
+const Time = Type.String({ format: 'date-time' });
 export const Count = Type.Integer({ minimum: 0 });
 
 export const ChatMessage = Type.Object(

@@ -81,12 +81,12 @@ export interface MailOutboxTable {
 }
 
 /** Rows a guess that finds no live code takes its "try" on, so that every guess writes one row. */
-export interface CodeTryDecoysTable {
+interface CodeTryDecoysTable {
   bucket: number;
   tries: number;
 }
 
-export interface SigningKeysTable {
+interface SigningKeysTable {
   kid: string;
   algorithm: string;
   public_jwk: string;
@@ -124,7 +124,7 @@ export interface InfluencerProfilesTable {
  * The directory's index rows: one per profile and facet (`*`, `c:<category>`, `p:<prefix>`), with
  * copies of the profile's sort keys, kept equal to the profile's in the same transaction.
  */
-export interface InfluencerFacetsTable {
+interface InfluencerFacetsTable {
   influencer_id: string;
   facet: string;
   followers_count: number;
@@ -134,7 +134,7 @@ export interface InfluencerFacetsTable {
   handle: string;
 }
 
-export interface FollowsTable {
+interface FollowsTable {
   follower_id: string;
   influencer_id: string;
   created_at: number;
@@ -159,7 +159,7 @@ export interface ConversationsTable {
   activity_at: number;
 }
 
-export interface ConversationMembersTable {
+interface ConversationMembersTable {
   conversation_id: string;
   user_id: string;
   /** Never moves back; unread counts are computed from it. */
@@ -185,14 +185,14 @@ export interface ChatMessagesTable {
   deleted_at: number | null;
 }
 
-export interface BlocksTable {
+interface BlocksTable {
   blocker_id: string;
   blocked_id: string;
   created_at: number;
 }
 
 /** The one row SQLite's readiness check writes (migration 017). */
-export interface ReadinessProbeTable {
+interface ReadinessProbeTable {
   id: number;
   checked_at: number;
 }

@@ -6,10 +6,10 @@ import type { BusEvent, EventBus } from './bus.js';
  * travel on the user's own channel like chat events, but are internal: never written to a client.
  */
 
-export const SESSION_REVOKED = 'session.revoked';
-export const ACCOUNT_DELETED = 'account.deleted';
+const SESSION_REVOKED = 'session.revoked';
+const ACCOUNT_DELETED = 'account.deleted';
 
-export interface SessionRevokedEvent extends BusEvent {
+interface SessionRevokedEvent extends BusEvent {
   readonly type: typeof SESSION_REVOKED;
   readonly here_too: true;
   readonly session_ids?: readonly string[];

@@ -64,7 +64,7 @@ export function pageQuery(limits: PageLimits = DEFAULT_LIMITS) {
 /** A page's `next_cursor` in a response schema. */
 export const NextCursor = nullable(Type.String({ description: '`null` on the last page.' }));
 
-export interface PageQuery {
+interface PageQuery {
   readonly limit?: string;
   readonly cursor?: string;
 }

@@ -40,7 +40,7 @@ export const withoutInvisible = (text: string): string => text.replace(SHOWS_NOT
  * in the order it is written (additions to API.md: a name of zero-width spaces alone looked empty,
  * one with an override looked like another). Joiners inside emoji and scripts stay allowed.
  */
-export function requireReadableName(text: string, field: string): void {
+function requireReadableName(text: string, field: string): void {
   if (BIDI_CONTROL.test(text))
     refuseField(field, 'must not contain bidirectional override characters');
   if (!VISIBLE.test(withoutInvisible(text))) refuseField(field, 'must contain a visible character');

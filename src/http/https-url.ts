@@ -6,7 +6,7 @@ import { refuseField as invalid, requireWellFormed } from './field-values.js';
  * `avatar_url`, a profile's links (API.md: at most 2048 characters). One rule for all of them:
  * the schema states the type and outer size, `parseHttpsUrl` the rest.
  */
-export const URL_MAX = 2048;
+const URL_MAX = 2048;
 
 export const HttpsUrl = Type.String({
   maxLength: URL_MAX,

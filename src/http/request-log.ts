@@ -5,7 +5,7 @@ import { clientIp } from './client-ip.js';
  * What a request's log line says about it (with its outcome, once answered): never its query
  * string, headers or body.
  */
-export function requestSummary(request: FastifyRequest, reply?: FastifyReply) {
+function requestSummary(request: FastifyRequest, reply?: FastifyReply) {
   return {
     method: request.method,
     route: request.routeOptions.url,

@@ -65,7 +65,7 @@ export interface Viewing {
  * asked for: when the text is common, that finds the page (in order, without sorting); when it
  * is rarer, the substring index finds every match and they are sorted, which is then cheap.
  */
-export const WALK_ROWS_PER_RESULT = 50;
+const WALK_ROWS_PER_RESULT = 50;
 
 const P_COLUMNS = PROFILE_COLUMNS.map((c) => `p.${c}` as const);
 
@@ -95,7 +95,7 @@ export function viewerColumns(db: Executor, viewing: Viewing, profileId: Express
  * `probe`, asked only when `guard` (a condition that does not depend on the row, so both
  * databases evaluate it once per query) holds: otherwise false without a probe per row.
  */
-export function onlyIf(guard: Expression<SqlBool>, probe: Expression<SqlBool>) {
+function onlyIf(guard: Expression<SqlBool>, probe: Expression<SqlBool>) {
   return sql<boolean>`case when ${guard} then ${probe} else false end`;
 }
 

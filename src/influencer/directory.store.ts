@@ -232,7 +232,7 @@ const listed = (rows: readonly Row[], limit: number): ListedProfile[] =>
  * than the bounded walk (WALK_ROWS_PER_RESULT rows per row asked for), which would not fill the
  * page anyway: a search for one creator's name or handle.
  */
-export const RARE_MATCHES_PER_RESULT = 5;
+const RARE_MATCHES_PER_RESULT = 5;
 
 const countMatches = reusableQuery((db: Executor, phrase: string, cap: number) =>
   db

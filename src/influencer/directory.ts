@@ -26,7 +26,7 @@ export interface DirectoryQuery {
   readonly page: Page;
 }
 
-export const QUERY_MAX = 100;
+const QUERY_MAX = 100;
 
 /**
  * The directory (API.md, "Directory rules"): no query walks the category's (or everyone's)

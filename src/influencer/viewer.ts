@@ -67,7 +67,7 @@ export async function viewerOf(
  * across a block; then a conversation past DM policy (accepted) lets it through, else the
  * profile's DM policy decides.
  */
-export function canMessage(viewer: Viewer, profile: Profile): boolean {
+function canMessage(viewer: Viewer, profile: Profile): boolean {
   if (viewer.userId === profile.id || viewer.blocked.has(profile.id)) return false;
   if (viewer.pastPolicy.has(profile.id)) return true;
   return dmPolicyAllows(profile.dm_policy, viewer.follows.has(profile.id));

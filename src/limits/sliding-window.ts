@@ -80,7 +80,7 @@ export function memoryEventTime(event: string): number | undefined {
   return time === undefined ? undefined : Number(time);
 }
 
-export const ALLOWED: Decision = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
+const ALLOWED: Decision = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
 
 /** A single counter's `Decision`, from the `JointDecision` of a `consumeAll` of that counter alone. */
 export function singleDecision(joint: JointDecision): Decision {
@@ -97,7 +97,7 @@ export function longestWindow(rules: readonly Rule[]): number {
  * The decision for sorted event times (older ones may precede the window): refused until the
  * oldest event that keeps the window at its limit ages out.
  */
-export function decide(sortedTimes: readonly number[], rule: Rule, now: number): Decision {
+function decide(sortedTimes: readonly number[], rule: Rule, now: number): Decision {
   let first = 0;
   while (first < sortedTimes.length && (sortedTimes[first] as number) <= now - rule.windowMs)
     first++;

@@ -36,8 +36,8 @@ export const DEFAULT_DELIVERY_TIMING: DeliveryTiming = {
  * mailbox or a refusing relay for ever. A code request sooner: a code asked for a day ago is
  * asked for again, if at all, and each retry would issue a new one.
  */
-export const QUEUE_LIFETIME_MS = 5 * 24 * 60 * 60_000;
-export const CODE_QUEUE_LIFETIME_MS = 24 * 60 * 60_000;
+const QUEUE_LIFETIME_MS = 5 * 24 * 60 * 60_000;
+const CODE_QUEUE_LIFETIME_MS = 24 * 60 * 60_000;
 
 /** How long stopping waits for a send under way. */
 const STOP_WAIT_MS = 2_000;

@@ -80,7 +80,7 @@ export function createOutbox(box: SecretBox, onEnqueued: () => void = () => unde
  * How long a message the SMTP server refused for good stays in the outbox, for an operator to see
  * why (`last_error`); then it goes, with the address it held.
  */
-export const FAILED_MAIL_RETENTION_MS = 7 * 24 * 60 * 60_000;
+const FAILED_MAIL_RETENTION_MS = 7 * 24 * 60 * 60_000;
 
 /** Deletes the messages that failed for good more than `FAILED_MAIL_RETENTION_MS` before `now`. */
 export async function deleteOldFailedMail(db: Kysely<Database>, now: number): Promise<void> {

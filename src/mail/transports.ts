@@ -82,7 +82,7 @@ function createTransporter(create: typeof createTransport, url: string) {
  * queued behind it, for ever. Aborting closes the connection; the mail is retried with backoff.
  * Under the claim time, as the other timeouts are (delivery.ts).
  */
-export const SEND_DEADLINE_MS = 50_000;
+const SEND_DEADLINE_MS = 50_000;
 
 export async function smtpTransport(
   url: string,

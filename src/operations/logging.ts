@@ -2,7 +2,7 @@ import type { FastifyError, FastifyLoggerOptions, FastifyRequest } from 'fastify
 import type { DestinationStream, LoggerOptions } from 'pino';
 import { clientIp } from '../http/client-ip.js';
 
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /**
  * Fields whose values are secrets wherever they appear, at any depth: request bodies, header
@@ -55,7 +55,7 @@ const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi;
  * `text` with the credentials of any URL in it replaced: an error may quote a configured URL
  * whole (Node's `ERR_INVALID_URL` keeps it as `input`; a client may put it in its message).
  */
-export const withoutUrlCredentials = (text: string): string =>
+const withoutUrlCredentials = (text: string): string =>
   text.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
 
 /**
@@ -113,7 +113,7 @@ function redactFields(fields: Fields, depth: number, isError: boolean): Fields {
  * Replaces every secret field of a log line's object, at any depth, errors included. A line of
  * plain values (every request's) costs one set lookup per field and no allocation.
  */
-export function redactSecrets(fields: Fields): Fields {
+function redactSecrets(fields: Fields): Fields {
   return redactFields(fields, 0, false);
 }
 

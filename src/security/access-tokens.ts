@@ -12,7 +12,7 @@ const KEY_RELOAD_INTERVAL_MS = 60_000;
 const UNKNOWN_KID_RELOAD_MS = 5_000;
 
 /** Whom a token is for: what `sign` puts in it. */
-export interface TokenSubject {
+interface TokenSubject {
   readonly userId: string;
   readonly sessionId: string;
 }

@@ -16,7 +16,7 @@ export const SIGNING_ALGORITHM = 'ES256';
  */
 export const KEY_ACTIVATION_DELAY_MS = 10 * 60_000;
 /** A key stops verifying (is deleted) this long after a newer key took over: the access-token life plus slack. */
-export const KEY_RETIREMENT_DELAY_MS = 20 * 60_000;
+const KEY_RETIREMENT_DELAY_MS = 20 * 60_000;
 
 export interface SigningKey {
   readonly kid: string;

@@ -43,7 +43,7 @@ export interface SeededMember {
 }
 
 /** One member's side of one conversation: who may send there. */
-export interface SendingSide {
+interface SendingSide {
   readonly conversationId: string;
   readonly member: SeededMember;
 }

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 const SERVER_ENTRY = fileURLToPath(new URL('../../src/main.cts', import.meta.url));
 
 /** Tokens carry `iss`/`aud` = PUBLIC_URL, so every instance of one deployment shares it. */
-export const SHARED_PUBLIC_URL = 'http://127.0.0.1:9';
+const SHARED_PUBLIC_URL = 'http://127.0.0.1:9';
 
 export function newAppSecret(): string {
   return randomBytes(32).toString('base64url');

@@ -40,7 +40,7 @@ export function backoffDelay(
  * cannot fix (a sixth socket of the user), still jittered so that refused clients do not return
  * together.
  */
-export function cappedDelay(policy: Required<BackoffPolicy>, random: () => number): number {
+function cappedDelay(policy: Required<BackoffPolicy>, random: () => number): number {
   return Math.floor(policy.capMs * (0.5 + random() / 2));
 }
 

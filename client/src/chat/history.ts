@@ -7,7 +7,7 @@ import type { ChatHistory } from './catch-up.js';
 const LIST_PAGE_MAX = 100;
 
 /** How long a catch-up request may go unanswered before the connection gives up on it. */
-export const CATCH_UP_TIMEOUT_MS = 20_000;
+const CATCH_UP_TIMEOUT_MS = 20_000;
 
 /**
  * Catching up through the typed REST calls (same tokens, same renewal as every other call). Every

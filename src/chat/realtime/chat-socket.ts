@@ -11,7 +11,7 @@ const MISSED_PONGS_ALLOWED = 2;
  * every socket it closed (or the server closed) that long (a closing socket no longer counts
  * against its user's cap, so one user could pile them up).
  */
-export const CLOSE_GRACE_MS = 2_000;
+const CLOSE_GRACE_MS = 2_000;
 /** ws's error code for a frame over `maxPayload`. */
 const FRAME_TOO_BIG = 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
 

@@ -70,7 +70,7 @@ const ResyncRequiredFrame = Type.Object(
   },
 );
 
-export const ControlFrames = {
+const ControlFrames = {
   ready: ReadyFrame,
   pong: PongFrame,
   resync_required: ResyncRequiredFrame,

@@ -21,7 +21,7 @@ export type FacetTables = Kysely<{
 }>;
 
 /** Profiles read per round, and facet rows per INSERT (well under either database's limit). */
-export const BATCH = 500;
+const BATCH = 500;
 
 /**
  * Every influencer profile, in rounds of BATCH by id, with what its facet rows copy.

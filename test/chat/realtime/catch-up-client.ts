@@ -10,7 +10,7 @@ import {
 import { SocketClient } from './socket-client.js';
 
 /** The `chat_message` fields the client keeps. */
-export interface CachedMessage {
+interface CachedMessage {
   readonly id: string;
   readonly seq: number;
   readonly sender_id: string | null;
