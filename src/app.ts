@@ -233,12 +233,12 @@ export async function buildApp(
     config,
     db,
     clock,
-    hasher: await createPasswordHasher(
+    passwordHasher: await createPasswordHasher(
       metrics.observeHash,
       hashConcurrencyFor(config.threadPoolSize),
     ),
-    policy: createPasswordPolicy(config.passwordMinLength),
-    codes: createCodeHasher(keys.codeHmac),
+    passwordPolicy: createPasswordPolicy(config.passwordMinLength),
+    codeHasher: createCodeHasher(keys.codeHmac),
     accessTokens,
     refreshTokens: createRefreshTokens(keys.refreshToken),
     limits: new Limits(limitStore, clock, { ...LIMITS, ...overrides.chatLimits }),

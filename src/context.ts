@@ -20,9 +20,9 @@ export interface ServiceContext {
   readonly db: Db;
   /** Milliseconds since the epoch; tests substitute a controllable clock. */
   readonly clock: () => number;
-  readonly hasher: PasswordHasher;
-  readonly policy: PasswordPolicy;
-  readonly codes: CodeHasher;
+  readonly passwordHasher: PasswordHasher;
+  readonly passwordPolicy: PasswordPolicy;
+  readonly codeHasher: CodeHasher;
   readonly accessTokens: AccessTokens;
   readonly refreshTokens: RefreshTokens;
   readonly limits: Limits;

@@ -30,13 +30,13 @@ export async function login(
     // an earlier one still signs in.
     const found = couldBeStoredAddress(email) ? await findUserByEmail(ctx.db, email) : undefined;
     if (found === undefined) {
-      await ctx.hasher.verifyDummy(candidate);
+      await ctx.passwordHasher.verifyDummy(candidate);
       return undefined;
     }
-    return (await ctx.hasher.verify(found.password_hash, candidate)) ? found : undefined;
+    return (await ctx.passwordHasher.verify(found.password_hash, candidate)) ? found : undefined;
   });
   if (user === undefined) throw Errors.invalidCredentials();
-  const verified = ctx.hasher.needsRehash(user.password_hash)
+  const verified = ctx.passwordHasher.needsRehash(user.password_hash)
     ? await upgradeHash(ctx, user, candidate)
     : user;
   const tokens = await startSession(ctx, verified, client);
@@ -55,10 +55,10 @@ async function upgradeHash(
   user: UserRow,
   candidate: string,
 ): Promise<UserRow> {
-  const upgraded = await ctx.hasher.hash(candidate);
+  const upgraded = await ctx.passwordHasher.hash(candidate);
   if (await replacePasswordHash(ctx.db, user.id, user.password_hash, upgraded, undefined))
     return { ...user, password_hash: upgraded };
   const current = await findUserById(ctx.db, user.id);
-  if (current === undefined || ctx.hasher.needsRehash(current.password_hash)) return user;
-  return (await ctx.hasher.verify(current.password_hash, candidate)) ? current : user;
+  if (current === undefined || ctx.passwordHasher.needsRehash(current.password_hash)) return user;
+  return (await ctx.passwordHasher.verify(current.password_hash, candidate)) ? current : user;
 }

@@ -44,7 +44,7 @@ function newCode(ctx: ServiceContext, userId: string, purpose: CodePurpose, requ
   const row: CodeRow = {
     user_id: userId,
     purpose,
-    code_hash: ctx.codes.hash(userId, purpose, code),
+    code_hash: ctx.codeHasher.hash(userId, purpose, code),
     failed_attempts: 0,
     expires_at: ctx.clock() + CODE_TTL_MS,
     created_at: requestedAt,
@@ -77,7 +77,12 @@ export async function checkCode(
   const owner = userId ?? '';
   const taken = await takeCodeTry(ctx.db, owner, purpose, ctx.clock(), CODE_MAX_TRIES);
   await takeDecoyTry(ctx.db, taken === undefined ? decoyBucket(email, purpose) : undefined);
-  const matches = ctx.codes.matches(taken?.code_hash ?? NO_CODE_HASH, owner, purpose, candidate);
+  const matches = ctx.codeHasher.matches(
+    taken?.code_hash ?? NO_CODE_HASH,
+    owner,
+    purpose,
+    candidate,
+  );
   if (taken === undefined || !matches) throw Errors.invalidCode();
   return taken;
 }

@@ -50,7 +50,7 @@ export async function verifyCurrentPassword(
   const verified = await attempt.check(async () => {
     const user = await findUserById(ctx.db, userId);
     if (user === undefined) throw Errors.unauthorized();
-    return (await ctx.hasher.verify(user.password_hash, normalizePassword(password)))
+    return (await ctx.passwordHasher.verify(user.password_hash, normalizePassword(password)))
       ? user
       : undefined;
   });
@@ -70,11 +70,11 @@ export async function changePassword(
   next: string,
 ): Promise<void> {
   const user = await verifyCurrentPassword(ctx, caller.userId, current);
-  const problems = ctx.policy.problems(next, user.email, 'new_password');
+  const problems = ctx.passwordPolicy.problems(next, user.email, 'new_password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
   if (normalizePassword(next) === normalizePassword(current)) throw Errors.samePassword();
 
-  const newHash = await ctx.hasher.hash(normalizePassword(next));
+  const newHash = await ctx.passwordHasher.hash(normalizePassword(next));
   const now = ctx.clock();
   let ended: string[] = [];
   const write = (account: UserRow) =>
@@ -121,14 +121,14 @@ export async function resetPassword(
   next: string,
 ): Promise<void> {
   const email = await addressOfAccount(ctx.db, rawEmail);
-  const problems = ctx.policy.problems(next, email, 'new_password');
+  const problems = ctx.passwordPolicy.problems(next, email, 'new_password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
   const found = await findUserByEmail(ctx.db, email);
   // Every address takes a try (a decoy one if it has no code) before any answer.
   const checked = await checkCode(ctx, email, found?.id, 'reset_password', code);
   if (found === undefined) throw Errors.invalidCode();
 
-  const newHash = await ctx.hasher.hash(normalizePassword(next));
+  const newHash = await ctx.passwordHasher.hash(normalizePassword(next));
   const now = ctx.clock();
   let ended: string[] = [];
   const write = (account: UserRow) =>

@@ -28,11 +28,11 @@ export async function register(
 ): Promise<{ user: PublicUser } & TokenResponse> {
   const email = parseEmailAddress(input.email);
   const name = input.name === undefined ? null : parseName(input.name, 'name', NAME_MAX);
-  const problems = ctx.policy.problems(input.password, email, 'password');
+  const problems = ctx.passwordPolicy.problems(input.password, email, 'password');
   if (problems.length > 0) throw Errors.weakPassword(problems);
   if (await findUserByEmail(ctx.db, email)) throw Errors.emailTaken();
 
-  const passwordHash = await ctx.hasher.hash(normalizePassword(input.password));
+  const passwordHash = await ctx.passwordHasher.hash(normalizePassword(input.password));
   const now = ctx.clock();
   const user: UserRow = {
     id: randomUUID(),

@@ -20,7 +20,7 @@ describe.each(backends)('code requests planned by two workers at once ($name)', 
     ctx = {
       db: t.db,
       clock: t.clock.now,
-      codes: createCodeHasher(Buffer.alloc(32, 7)),
+      codeHasher: createCodeHasher(Buffer.alloc(32, 7)),
     } as Partial<ServiceContext> as ServiceContext;
   });
   afterAll(() => t.close());
