@@ -186,6 +186,13 @@ describe.each(backends)('POST /api/change-password ($name)', (backend) => {
       const account = await t.register();
       expectError(await change(account, STRONG_PASSWORD, STRONG_PASSWORD), 400, 'same_password');
     });
+
+    it('400 same_password when the new password is the current one in another Unicode form (NFC)', async () => {
+      const composed = 'caf\u00e9-Tractor-47-\u00e9t\u00e9';
+      const decomposed = 'cafe\u0301-Tractor-47-e\u0301te\u0301';
+      const account = await t.register(undefined, composed);
+      expectError(await change(account, composed, decomposed), 400, 'same_password');
+    });
   });
 
   describe('lockout: 5 wrong current passwords within 15 minutes', () => {

@@ -133,6 +133,22 @@ describe.each(backends)('POST /api/confirm-email ($name)', (backend) => {
     expect(again.body).toBe(wrong.body);
   });
 
+  it('a live code of an address confirmed meanwhile (by a password reset) is invalid_code', async () => {
+    const account = await t.register();
+    const code = await t.codeFor(account.email, 1);
+    t.clock.advance(SEND_WINDOW_MS + 1_000);
+    expect((await t.post('/api/forgot-password', { email: account.email })).statusCode).toBe(200);
+    const reset = await t.post('/api/reset-password', {
+      email: account.email,
+      code: await t.codeFor(account.email, 2),
+      new_password: 'another-Quiet-harbour-93',
+    });
+    expect(reset.statusCode, reset.body).toBe(200);
+    const signedIn = await t.login(account.email, 'another-Quiet-harbour-93');
+    expect((await profileOf(signedIn)).email_confirmed).toBe(true);
+    expectInvalidCode(await confirm(account.email, code));
+  });
+
   it('"5 wrong tries burn it": after 5 wrong codes the right one is invalid_code', async () => {
     const account = await t.register();
     const code = await t.codeFor(account.email);
@@ -183,6 +199,16 @@ describe.each(backends)('POST /api/confirm-email ($name)', (backend) => {
     expect((await profileOf(owner)).email_confirmed).toBe(false);
     expect((await profileOf(other)).email_confirmed).toBe(false);
     expect((await confirm(owner.email, code, owner.accessToken)).statusCode).toBe(200);
+  });
+
+  it("with the user's own token, another spelling of the address is no email_mismatch (compared lower-cased)", async () => {
+    const email = uniqueEmail('Mixed.Case');
+    const account = await t.register(email);
+    const code = await t.codeFor(email);
+    expect(email.toUpperCase()).not.toBe(email);
+    const response = await confirm(email.toUpperCase(), code, account.accessToken);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.body).toBe('{"message":"Email confirmed"}');
   });
 
   it('401 with WWW-Authenticate: Bearer for an invalid bearer token, and the code stays usable', async () => {

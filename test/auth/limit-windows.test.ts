@@ -109,6 +109,15 @@ describe.each(backends)('limit and validity windows at their boundaries ($name)'
     expect(confirm.statusCode, confirm.body).toBe(200);
   });
 
+  it('"valid 10 minutes": a confirmation code no longer confirms once exactly 10 minutes have passed', async () => {
+    const account = await t.register();
+    const code = await t.codeFor(account.email);
+    t.clock.advance(10 * MINUTE);
+    const confirm = await t.post('/api/confirm-email', { email: account.email, code });
+    expect(confirm.statusCode, confirm.body).toBe(400);
+    expect(confirm.json().error).toBe('invalid_code');
+  });
+
   it('refresh grace: a rotated token gets the current one 9.9 s after its rotation, and revokes the session 10.001 s after', async () => {
     const account = await t.register();
     const refresh = (refreshToken: string) =>

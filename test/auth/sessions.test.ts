@@ -161,6 +161,22 @@ describe.each(backends)('sessions and logout ($name)', (backend) => {
       expect(sessions.find((s) => s.id === other.sessionId)?.current).toBe(false);
     });
 
+    it("a refresh is a use: it moves the session's last_used_at", async () => {
+      const account = await t.register();
+      const sessionId = decodeJwt(account.accessToken).sid as string;
+      const observer = await signIn(account);
+      const lastUsed = async () =>
+        Date.parse(
+          ((await listSessions(observer.accessToken)).json().sessions as SessionView[]).find(
+            (s) => s.id === sessionId,
+          )!.last_used_at,
+        );
+      const before = await lastUsed();
+      t.clock.advance(10 * 60_000);
+      expect((await refresh(account.refreshToken)).statusCode).toBe(200);
+      expect((await lastUsed()) - before).toBeGreaterThanOrEqual(10 * 60_000);
+    });
+
     it("lists only the caller's own sessions", async () => {
       const account = await t.register();
       const stranger = await t.register();
@@ -244,6 +260,17 @@ describe.each(backends)('sessions and logout ($name)', (backend) => {
       expect(response.statusCode).toBe(200);
       expect(response.body).toBe('{"message":"Logged out"}');
 
+      await expectSignedOut(here);
+      await expectSignedIn(elsewhere);
+      expect((await refresh(elsewhere.refreshToken)).statusCode).toBe(200);
+    });
+
+    it('with {"all": false} ends only this session, as without all', async () => {
+      const account = await t.register();
+      const here = await signIn(account);
+      const elsewhere = await signIn(account);
+      const response = await t.post('/api/logout', { all: false }, { token: here.accessToken });
+      expect(response.statusCode).toBe(200);
       await expectSignedOut(here);
       await expectSignedIn(elsewhere);
       expect((await refresh(elsewhere.refreshToken)).statusCode).toBe(200);

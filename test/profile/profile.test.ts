@@ -102,6 +102,8 @@ describe.each(backends)('profile ($name)', (backend) => {
     it('name: 1–100 characters', async () => {
       const account = await t.register();
       expect((await patch(account, { name: 'x'.repeat(100) })).statusCode).toBe(200);
+      expect((await patch(account, { name: '🎸'.repeat(100) })).statusCode).toBe(200); // 200 UTF-16 units
+      expectValidationFailed(await patch(account, { name: '🎸'.repeat(101) }), 'name');
       expect((await patch(account, { name: 'é'.repeat(100) })).statusCode).toBe(200);
       expectValidationFailed(await patch(account, { name: 'x'.repeat(101) }), 'name');
       expectValidationFailed(await patch(account, { name: '' }), 'name');
