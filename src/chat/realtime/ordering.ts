@@ -2,7 +2,7 @@ import type { Delivery } from '../../events/bus.js';
 import { LeastRecentlyUsed } from '../../least-recently-used.js';
 
 /** How long an event waits for the versions before it, when they have not arrived yet. */
-const REORDER_WAIT_MS = 100;
+export const REORDER_WAIT_MS = 100;
 /** Conversations whose last version is remembered, per user: the least recently active go. */
 const REMEMBERED_CONVERSATIONS = 512;
 /** Events held for one conversation at most; past it, they go out as they are. */
