@@ -41,6 +41,11 @@ describe('loadConfig: defaults (API.md, Configuration)', () => {
     expect(config.mailFrom).toBe('no-reply@localhost');
   });
 
+  it('LOG_LEVEL info, DATABASE_POOL_SIZE 10', () => {
+    expect(config.logLevel).toBe('info');
+    expect(config.databasePoolSize).toBe(10);
+  });
+
   it('REDIS_URL, SMTP_URL and APP_SECRET (for SQLite) unset; TRUST_PROXY off', () => {
     expect(config.redisUrl).toBeUndefined();
     expect(config.redisPrefix).toBe('');
@@ -71,6 +76,8 @@ describe('loadConfig: values given', () => {
       PUBLIC_URL: 'https://auth.example.test',
       DATABASE_STATEMENT_TIMEOUT_SET_BY: 'role',
       UV_THREADPOOL_SIZE: '3',
+      LOG_LEVEL: 'trace',
+      DATABASE_POOL_SIZE: '25',
     });
     expect(config).toMatchObject({
       port: 4000,
@@ -85,6 +92,8 @@ describe('loadConfig: values given', () => {
       publicUrl: 'https://auth.example.test',
       statementTimeoutSetBy: 'role',
       threadPoolSize: 3,
+      logLevel: 'trace',
+      databasePoolSize: 25,
     });
   });
 
@@ -188,6 +197,26 @@ describe('loadConfig: bad values throw a ConfigError with a clear message', () =
 
   it('MAIL_FROM with a line break (it would start another header of every e-mail)', () =>
     expectConfigError({ MAIL_FROM: 'Accounts\r\nBcc: x@evil.test <a@example.test>' }, /MAIL_FROM/));
+
+  it('MAIL_FROM that is no e-mail address', () => {
+    for (const value of ['accounts', 'Accounts <accounts>', 'a@b@c'])
+      expectConfigError({ MAIL_FROM: value }, /MAIL_FROM/);
+  });
+
+  it('LOG_LEVEL that is no pino level', () => {
+    for (const level of ['verbose', 'INFO', 'warning'])
+      expectConfigError({ LOG_LEVEL: level }, /LOG_LEVEL/);
+  });
+
+  it('DATABASE_POOL_SIZE=0 or abc', () => {
+    expectConfigError({ DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE/);
+    expectConfigError({ DATABASE_POOL_SIZE: 'abc' }, /DATABASE_POOL_SIZE/);
+  });
+
+  it('a variable set but empty (spaces only), instead of taking its default', () => {
+    for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'MAIL_FROM', 'LOG_LEVEL', 'SMTP_URL'])
+      expectConfigError({ [name]: '  ' }, new RegExp(`${name} is set but empty`));
+  });
 
   it('PASSWORD_MIN_LENGTH=4 (below the default minimum of 8)', () =>
     expectConfigError({ PASSWORD_MIN_LENGTH: '4' }, /PASSWORD_MIN_LENGTH/));

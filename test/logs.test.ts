@@ -268,6 +268,25 @@ describe.each(backends)('secrets sent to every endpoint, logging at trace ($name
     expect(line.err.cause).toMatchObject({ message: 'inner', password: '[redacted]' });
   });
 
+  // README, Production notes: "Every field named like a secret (`password`, `new_password`,
+  // `code`, `refresh_token`, `access_token`, `token`, `password_hash`, `code_hash`,
+  // `authorization`, `cookie`, …) is replaced with `[redacted]` at any depth".
+  it.each(['password_hash', 'code_hash', 'token', 'set-cookie', 'proxy-authorization'])(
+    "the app's logger replaces %s too, at any depth",
+    (field) => {
+      const value = secret();
+      const before = t.logs.length;
+      t.app.log.warn({ [field]: value, row: { nested: [{ [field]: value }] } }, 'a line');
+      const written = t.logs.slice(before).join('');
+      expect(written).not.toContain(value);
+      const line = JSON.parse(written) as Record<string, unknown> & {
+        row: { nested: Record<string, unknown>[] };
+      };
+      expect(line[field]).toBe('[redacted]');
+      expect(line.row.nested[0]?.[field]).toBe('[redacted]');
+    },
+  );
+
   it("keeps a Redis command's name, not its arguments (a PUBLISH carries a chat message's text)", () => {
     const text = secret();
     const failure = Object.assign(new Error('Command timed out'), {

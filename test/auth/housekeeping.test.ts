@@ -74,6 +74,25 @@ describe.each(backends)('housekeeping ($name)', (backend) => {
     expect(left.map((r) => r.id).sort()).toEqual([ids[1], ids[2]].sort());
   });
 
+  it('keeps a failed e-mail for a whole week, and deletes it just after', async () => {
+    const now = t.clock.now();
+    const week = 7 * DAY;
+    const failed = (failedAt: number) =>
+      queueMail(t.db, {
+        recipient: `${randomUUID()}@example.com`,
+        created_at: failedAt,
+        next_attempt_at: now + week,
+        attempts: 1,
+        last_error: '550 no such mailbox',
+        failed_at: failedAt,
+      });
+    // A minute either side of the week: a retention off by more than that sweeps both or neither.
+    const ids = [await failed(now - week + MINUTE), await failed(now - week - MINUTE)];
+    await sweepExpired(t.db, now);
+    const left = await t.db.selectFrom('mail_outbox').select('id').where('id', 'in', ids).execute();
+    expect(left.map((r) => r.id)).toEqual([ids[0]]);
+  });
+
   // The fifth try may be the right code, being consumed while a sweep runs; and the row holds the
   // 60 s rule for its address, which a deleted row would forget.
   it('keeps a burnt code (five tries taken) until it expires', async () => {

@@ -103,6 +103,18 @@ describe.each(stores)('consumeAll on several counters ($name)', ({ open }) => {
     });
   });
 
+  // API.md: "`429` responses carry a `Retry-After` header (seconds)": a client that waits that long
+  // must get through, so a wait that is no whole number of seconds is rounded up.
+  it('answers the wait rounded up: a call made Retry-After seconds later is allowed', async () => {
+    const s = await store();
+    const [, account] = counters();
+    expect((await s.consume(account.key, account.rules, NOW)).allowed).toBe(true);
+    const refused = await s.consume(account.key, account.rules, NOW + 500); // 59.5 s to wait
+    expect(refused).toMatchObject({ allowed: false, retryAfterSeconds: 60 });
+    const later = NOW + 500 + refused.retryAfterSeconds * 1000;
+    expect((await s.consume(account.key, account.rules, later)).allowed).toBe(true);
+  });
+
   it('answers the longest wait of every counter at a limit, naming the first', async () => {
     const s = await store();
     const [ip, account] = counters();

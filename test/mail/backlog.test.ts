@@ -58,4 +58,42 @@ describe.each(backends)('a mail backlog ($name)', (backend) => {
       await worker.stop();
     }
   });
+
+  // delivery.test.ts relies on it ("it takes due messages oldest first"), and notices and codes
+  // reach a mailbox in the order they were asked for.
+  it('goes out in the order its mails became due', async () => {
+    const queuedAt = t.clock.now();
+    const now = queuedAt + DAY;
+    const box = createSecretBox(randomBytes(32));
+    const recipients: string[] = [];
+    // Queued latest first: the order of the rows in the table is not the order to send them in.
+    for (let i = 4; i >= 0; i--) {
+      const recipient = `${i}-${randomUUID()}@example.com`;
+      recipients.unshift(recipient);
+      await queueMail(t.db, {
+        recipient,
+        subject: 'Hello',
+        sealed_body: box.seal('text'),
+        created_at: queuedAt + i,
+        next_attempt_at: queuedAt + DAY / 2 + i,
+      });
+    }
+    const sent: string[] = [];
+    const worker = standaloneWorker({
+      db: t.db,
+      box,
+      transport: { send: async (message) => void sent.push(message.to), close: () => undefined },
+      clock: () => now,
+      timing: { pollIntervalMs: 20, baseBackoffMs: 1_000, maxBackoffMs: 1_000, claimMs: 60_000 },
+    });
+    worker.start();
+    try {
+      // Only these five: a row an earlier test left behind may go out among them.
+      const ours = () => sent.filter((recipient) => recipients.includes(recipient));
+      await vi.waitFor(() => expect(ours()).toHaveLength(5), { timeout: 5_000, interval: 10 });
+      expect(ours()).toEqual(recipients);
+    } finally {
+      await worker.stop();
+    }
+  });
 });

@@ -1,7 +1,11 @@
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../src/db/database.js';
+import type { MailTransport } from '../../src/mail/transports.js';
+import { createSecretBox } from '../../src/security/secret-box.js';
 import { backends, type ProvisionedBackend } from '../helpers/backends.js';
+import { queueMail, standaloneWorker } from '../helpers/outbox.js';
 import { startRefusingSmtp, type RefusingSmtp } from '../helpers/refusing-smtp.js';
 import { SmtpSink } from '../helpers/smtp-sink.js';
 import { STRONG_PASSWORD, TestApp, randomIp, uniqueEmail } from '../helpers/test-app.js';
@@ -11,6 +15,7 @@ import { STRONG_PASSWORD, TestApp, randomIp, uniqueEmail } from '../helpers/test
 // lost across a restart."
 
 const WAIT = { timeout: 15_000, interval: 50 };
+const DAY = 24 * 60 * 60_000;
 
 function outboxRow(db: Db, recipient: string) {
   return db
@@ -75,6 +80,94 @@ describe.each(backends)('mail delivery through the outbox ($name)', (backend) =>
         expect(row.last_error).not.toContain(mail.code);
         expect(row.last_error).not.toContain(STRONG_PASSWORD);
         expect(row.sealed_body).not.toContain(mail.code);
+      }
+    });
+
+    // README: queued e-mail bodies are AES-256-GCM sealed with a key derived from APP_SECRET, so
+    // "a database backup alone does not give them away".
+    it('keeps a queued body sealed at rest, and opens it again to send it', async () => {
+      const account = await t.register();
+      await t.smtp.waitFor(account.email, 1); // the confirmation e-mail is out of the way
+      await t.smtp.stop();
+      const changed = await t.post(
+        '/api/change-password',
+        { password: account.password, new_password: 'another-Quiet-harbour-93' },
+        { token: account.accessToken },
+      );
+      expect(changed.statusCode).toBe(200);
+      // Once the confirmation's row is gone, the notice's is the only one left for the address.
+      const row = await waitForRow(t.db, account.email, (found) =>
+        expect(found.subject).toBe('Your password was changed'),
+      );
+      expect(row.sealed_body).not.toMatch(/password|changed|signed out|http/i);
+
+      await t.smtp.listen();
+      const mail = await t.smtp.waitFor(account.email, 2, 20_000);
+      expect(mail.raw).toMatch(/was just changed/);
+    });
+  });
+
+  describe('a send that keeps failing', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await TestApp.start(backend);
+    });
+    afterAll(() => t.close());
+
+    // As in claim-renewal.test.ts: the worker lives a day ahead of the app's clock, so the app's own
+    // worker never finds this row due, and the worker's clock moves only when the test moves it.
+    it('is retried after a delay that doubles per attempt, up to the maximum', async () => {
+      const base = 1_000;
+      const max = 4_000;
+      let now = t.clock.now() + DAY;
+      const box = createSecretBox(randomBytes(32));
+      const id = await queueMail(t.db, {
+        recipient: `${randomUUID()}@example.com`,
+        subject: 'Hello',
+        sealed_body: box.seal('text'),
+        created_at: t.clock.now(),
+        next_attempt_at: t.clock.now() + DAY / 2,
+      });
+      let sends = 0;
+      const failing: MailTransport = {
+        send: async () => {
+          sends += 1;
+          throw new Error('421 try again later');
+        },
+        close: () => undefined,
+      };
+      const worker = standaloneWorker({
+        db: t.db,
+        box,
+        transport: failing,
+        clock: () => now,
+        timing: { pollIntervalMs: 20, baseBackoffMs: base, maxBackoffMs: max, claimMs: 60_000 },
+      });
+      worker.start();
+      try {
+        const delays: number[] = [];
+        for (let attempt = 1; attempt <= 4; attempt++) {
+          const failed = await vi.waitFor(
+            async () => {
+              const row = await t.db
+                .selectFrom('mail_outbox')
+                .select(['attempts', 'next_attempt_at', 'locked_until'])
+                .where('id', '=', id)
+                .executeTakeFirstOrThrow();
+              expect(row.attempts).toBe(attempt);
+              expect(row.locked_until).toBeNull(); // the failure is recorded
+              return row;
+            },
+            { timeout: 5_000, interval: 10 },
+          );
+          delays.push(Number(failed.next_attempt_at) - now);
+          now = Number(failed.next_attempt_at); // due again only now
+        }
+        expect(delays).toEqual([base, 2 * base, max, max]);
+        expect(sends).toBe(4);
+      } finally {
+        await worker.stop();
+        await t.db.deleteFrom('mail_outbox').where('id', '=', id).execute();
       }
     });
   });

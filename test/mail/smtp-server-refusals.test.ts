@@ -166,3 +166,50 @@ describe.each(backends.slice(0, 1))('SMTP refusals at RCPT TO ($name)', (backend
     expect(t.logs.join('')).toMatch(/not delivered within its time in the queue; given up/);
   });
 });
+
+/** A relay that takes every recipient, then refuses every message at the end of DATA. */
+describe.each(backends.slice(0, 1))('SMTP refusals at the end of DATA ($name)', (backend) => {
+  let t: TestApp;
+  let smtp: RefusingSmtp;
+  beforeAll(async () => {
+    smtp = await startRefusingSmtp(() => undefined, {
+      onData(stream, _session, callback) {
+        stream.resume();
+        stream.on('end', () =>
+          callback(
+            Object.assign(new Error('5.6.0 Message content rejected'), { responseCode: 554 }),
+          ),
+        );
+      },
+    });
+    t = await TestApp.start(backend, { env: { SMTP_URL: smtp.url } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.close();
+  });
+
+  // README, Mail: a 5xx answer to the recipient or to the message (RCPT TO, DATA: an unknown
+  // mailbox, content refused) marks the message failed.
+  it('content refused (554 5.6.0) is marked failed at once, without a retry', async () => {
+    const email = uniqueEmail();
+    const r = await t.post(
+      '/api/register',
+      { email, password: STRONG_PASSWORD },
+      { ip: randomIp() },
+    );
+    expect(r.statusCode).toBe(201);
+    const row = await vi.waitFor(async () => {
+      const found = await t.db
+        .selectFrom('mail_outbox')
+        .selectAll()
+        .where('recipient', '=', email)
+        .executeTakeFirst();
+      expect(found?.last_error).toBeTruthy();
+      return found!;
+    }, WAIT);
+    expect(row.failed_at).not.toBeNull();
+    expect(row.attempts).toBe(1);
+    expect(row.last_error).toMatch(/554/);
+  });
+});

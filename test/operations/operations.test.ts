@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backends, createPostgresDatabase } from '../helpers/backends.js';
+import { queueMail } from '../helpers/outbox.js';
 import { randomIp, TestApp, uniqueEmail } from '../helpers/test-app.js';
 
 /** Every operation of API.md's Auth and Profile groups, as OpenAPI paths. */
@@ -68,6 +69,34 @@ describe.each(backends)('operations endpoints ($name)', (backend) => {
       expect(text).toMatch(/^# TYPE password_hash_duration_seconds histogram$/m);
       expect(text).toMatch(/^password_hash_duration_seconds_count\{[^}]*\} [1-9]\d*$/m);
       expect(text).toMatch(/^mail_outbox_pending \d+$/m);
+    });
+
+    // The gauge's help: "E-mails waiting in the outbox (not yet delivered, not given up)". A mail
+    // that failed for good is kept a week, but is not waiting.
+    it('mail_outbox_pending counts the mails waiting, not those given up', async () => {
+      // The e-mails of the accounts registered above are delivered first: the outbox starts empty.
+      const outbox = () => t.db.selectFrom('mail_outbox').select('id').execute();
+      await vi.waitFor(async () => expect(await outbox()).toEqual([]), {
+        timeout: 15_000,
+        interval: 50,
+      });
+      const now = t.clock.now();
+      const queued = (failedAt: number | null) =>
+        queueMail(t.db, {
+          recipient: `${randomUUID()}@example.com`,
+          created_at: now,
+          next_attempt_at: now + 24 * 60 * 60_000, // not due: the app's worker leaves it alone
+          attempts: 1,
+          last_error: failedAt === null ? null : '550 no such mailbox',
+          failed_at: failedAt,
+        });
+      const ids = [await queued(null), await queued(now), await queued(now)];
+      try {
+        const text = (await t.call('GET', '/metrics')).body;
+        expect(/^mail_outbox_pending (\d+)$/m.exec(text)?.[1]).toBe('1');
+      } finally {
+        await t.db.deleteFrom('mail_outbox').where('id', 'in', ids).execute();
+      }
     });
 
     it('labels an unknown path without its raw URL', async () => {
