@@ -18,6 +18,9 @@ describe.each(backends)('blocks, follows and can_message ($name)', (backend) => 
   const profile = async (c: Creator, viewer: Account) =>
     (await t.call('GET', `/api/influencers/${c.id}`, { token: viewer.accessToken })).json()
       .influencer;
+  const listed = async (c: Creator, viewer: Account) =>
+    (await t.call('GET', `/api/influencers?q=${c.handle}`, { token: viewer.accessToken })).json()
+      .influencers[0];
   const followRows = async (a: string, b: string) =>
     (
       await t.db
@@ -101,6 +104,22 @@ describe.each(backends)('blocks, follows and can_message ($name)', (backend) => 
     expect(listed[0]).toMatchObject({ id: star.id, can_message: true });
   });
 
+  it('can_message: a block wins over an accepted conversation, either way', async () => {
+    const star = await creator(t, { dm_policy: 'everyone' });
+    const fan = new ChatClient(t, await t.register());
+    const id = (await start(fan, star.id)).json().conversation.id as string;
+    await fan.sent(id, 'hello');
+    await new ChatClient(t, star.account).sent(id, 'welcome'); // accepts the conversation
+    expect((await profile(star, fan.account)).can_message).toBe(true);
+    await block(star.account, fan.userId);
+    expect((await profile(star, fan.account)).can_message).toBe(false);
+    expect(await listed(star, fan.account)).toMatchObject({ id: star.id, can_message: false });
+    await unblock(star.account, fan.userId);
+    await block(fan.account, star.id);
+    expect((await profile(star, fan.account)).can_message).toBe(false);
+    expect(await listed(star, fan.account)).toMatchObject({ id: star.id, can_message: false });
+  });
+
   it('directory pages answer can_message from their own query: blocks either way, conversations past policy', async () => {
     // Every kind of directory query: a substring (walk, then the substring index), a word-start
     // prefix, and a listing; each must tell what the profile view tells.
@@ -142,6 +161,23 @@ describe.each(backends)('blocks, follows and can_message ($name)', (backend) => 
     expect(await listedAs(fanCreator, 'xz', star.account)).toEqual([true, true, true, true]);
     // And the fan sees the star as before: the conversation is not accepted, the policy allows.
     expect(await listedAs(star, 'xq', fan)).toEqual([true, true, true, true]);
+  });
+
+  it('directory can_message: a pending conversation does not lift the DM policy', async () => {
+    const star = await creator(t, { dm_policy: 'everyone' });
+    const fan = new ChatClient(t, await t.register());
+    // An accepted conversation with someone else must not count for this star.
+    const other = await creator(t, { dm_policy: 'everyone' });
+    const accepted = (await start(fan, other.id)).json().conversation.id as string;
+    await fan.sent(accepted, 'hi');
+    await new ChatClient(t, other.account).sent(accepted, 'welcome');
+    const id = (await start(fan, star.id)).json().conversation.id as string;
+    await fan.sent(id, 'hello'); // not accepted: the influencer has not answered
+    await new ChatClient(t, star.account).call('PATCH', '/api/influencers/me', {
+      dm_policy: 'nobody',
+    });
+    expect((await profile(star, fan.account)).can_message).toBe(false);
+    expect(await listed(star, fan.account)).toMatchObject({ id: star.id, can_message: false });
   });
 
   it('GET /api/blocks pages newest first with each account as its card', async () => {

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
-import { ChatClient, errorOf, openConversation, type ConversationBody } from './fixture.js';
+import {
+  ChatClient,
+  errorOf,
+  fanAndCreator,
+  openConversation,
+  start,
+  type ConversationBody,
+} from './fixture.js';
 
 describe.each(backends)('the conversation list ($name)', (backend) => {
   let t: TestApp;
@@ -48,11 +55,45 @@ describe.each(backends)('the conversation list ($name)', (backend) => {
     expect((await everyPage(influencer, '', 20))[0]).toBe(fans[0]?.id);
   });
 
+  it('a conversation without messages sorts by its created_at among the others', async () => {
+    const { fan, influencer: first } = await fanAndCreator(t);
+    const second = await fanAndCreator(t);
+    const older = (await start(fan, first.userId)).json().conversation.id as string;
+    await fan.sent(older, 'hello');
+    t.clock.advance(1_000);
+    const empty = (await start(fan, second.influencer.userId)).json().conversation.id as string;
+    expect(await everyPage(fan, '', 20)).toEqual([empty, older]);
+    t.clock.advance(1_000);
+    await fan.sent(older, 'again');
+    expect(await everyPage(fan, '', 20)).toEqual([older, empty]);
+  });
+
   it('pages with next_cursor list every conversation exactly once, at any limit', async () => {
     const { influencer, fans } = await inbox(7);
     const all = fans.map((f) => f.id).reverse();
     for (const limit of [1, 2, 3, 7, 100])
       expect(await everyPage(influencer, '', limit)).toEqual(all);
+  });
+
+  it('conversations with the same activity time page exactly once, at any limit', async () => {
+    const influencer = new ChatClient(t, await t.register());
+    // A frozen clock gives every conversation the same activity time: only the id orders them.
+    const frozen = t.clock.freeze();
+    const ids: string[] = [];
+    try {
+      for (let i = 0; i < 5; i++) {
+        const fan = new ChatClient(t, await t.register());
+        const id = await openConversation(t, fan.account, influencer.account);
+        await fan.sent(id, `from fan ${i}`);
+        ids.push(id);
+      }
+    } finally {
+      frozen.thaw();
+    }
+    for (const limit of [1, 2, 3, 4, 100]) {
+      const seen = await everyPage(influencer, '', limit);
+      expect([...seen].sort(), `limit ${limit}`).toEqual([...ids].sort());
+    }
   });
 
   it('unread_only lists the conversations with unread messages', async () => {
@@ -63,6 +104,18 @@ describe.each(backends)('the conversation list ($name)', (backend) => {
     expect(await everyPage(influencer, '&unread_only=false', 5)).toHaveLength(3);
     // The fans' own messages are not unread to them.
     expect(await everyPage(fans[0]?.fan as ChatClient, '&unread_only=true', 5)).toEqual([]);
+  });
+
+  it('unread_only leaves out a conversation whose only unread message was deleted', async () => {
+    const { influencer, fans } = await inbox(2);
+    const emptied = fans[0]?.id as string;
+    const kept = fans[1]?.id as string;
+    const message = (await influencer.conversation(emptied)).last_message;
+    expect(await everyPage(influencer, '&unread_only=true', 5)).toEqual([kept, emptied]);
+    const deleted = await (fans[0]?.fan as ChatClient).delete(message?.id as string);
+    expect(deleted.statusCode).toBe(200);
+    expect((await influencer.conversation(emptied)).unread_count).toBe(0);
+    expect(await everyPage(influencer, '&unread_only=true', 5)).toEqual([kept]);
   });
 
   it('each conversation carries its last message and unread count', async () => {

@@ -45,6 +45,16 @@ describe.each(backends)('editing and deleting messages ($name)', (backend) => {
     expect((await fan.conversation(id)).version).toBe(1);
   });
 
+  it('the edit window runs from sending, not from the last edit', async () => {
+    const { fan, id } = await twoMembers(t);
+    const sent = await fan.sent(id, 'first');
+    t.clock.advance(10 * MINUTE);
+    expect((await fan.edit(sent.id, 'second')).statusCode).toBe(200);
+    t.clock.advance(10 * MINUTE);
+    await fan.renewToken();
+    expect(errorOf(await fan.edit(sent.id, 'third'))).toEqual([403, 'edit_window_expired']);
+  });
+
   it('only the author edits or deletes: the peer gets 403 not_message_author', async () => {
     const { fan, influencer, id } = await twoMembers(t);
     const sent = await fan.sent(id, 'mine');

@@ -159,6 +159,15 @@ describe.each(backends)('order: seq, version and the changes feed ($name)', (bac
     await exactly('after=3&limit=2', [4, 5]);
   });
 
+  it("a messages page's last_seq is the conversation's, whichever page was read", async () => {
+    const { fan, id } = await twoMembers(t);
+    for (const i of range(5)) await fan.sent(id, `m${i}`);
+    for (const query of ['before=3&limit=1', 'after=0&limit=2', 'before=2', 'after=1&limit=1']) {
+      const page = (await fan.get(`/api/chat/conversations/${id}/messages?${query}`)).json();
+      expect(page.last_seq, query).toBe(5);
+    }
+  });
+
   it('a seq or since_version of any size is a position (≥ 0), never a validation error', async () => {
     const { fan, id } = await twoMembers(t);
     for (const i of range(3)) await fan.sent(id, `m${i}`);

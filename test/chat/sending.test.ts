@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
-import { ChatClient, errorOf, newKey, openConversation, twoMembers } from './fixture.js';
+import { follow } from '../influencer/support.js';
+import {
+  ChatClient,
+  errorOf,
+  fanAndCreator,
+  newKey,
+  openConversation,
+  start,
+  twoMembers,
+} from './fixture.js';
 
 describe.each(backends)('sending messages ($name)', (backend) => {
   let t: TestApp;
@@ -211,6 +220,26 @@ describe.each(backends)('sending messages ($name)', (backend) => {
       expect(errorOf(await fan.send(id, 'one too many'))).toEqual([429, 'rate_limited']);
       await fan.call('PUT', `/api/blocks/${influencer.userId}`);
       expect(errorOf(await fan.send(id, 'blocked'))).toEqual([403, 'user_blocked']);
+    });
+
+    it('blocks come before DM policy, in a send and in a start', async () => {
+      const { fan, influencer } = await fanAndCreator(t, { dm_policy: 'followers' });
+      await follow(t, fan.account, influencer.userId);
+      const id = (await start(fan, influencer.userId)).json().conversation.id as string;
+      await fan.sent(id, 'hi'); // pending: the policy binds the fan
+      // The block also removes the follow: the block and the policy both refuse the fan now.
+      await influencer.call('PUT', `/api/blocks/${fan.userId}`);
+      expect(errorOf(await fan.send(id, 'blocked?'))).toEqual([403, 'cannot_message']);
+      await influencer.call('DELETE', `/api/blocks/${fan.userId}`);
+      await fan.call('PUT', `/api/blocks/${influencer.userId}`);
+      expect(errorOf(await fan.send(id, 'blocked?'))).toEqual([403, 'user_blocked']);
+
+      const other = await fanAndCreator(t, { dm_policy: 'nobody' });
+      await other.influencer.call('PUT', `/api/blocks/${other.fan.userId}`);
+      expect(errorOf(await start(other.fan, other.influencer.userId))).toEqual([
+        403,
+        'cannot_message',
+      ]);
     });
   });
 });

@@ -158,6 +158,22 @@ describe.each(backends)('directory search rules ($name)', (backend) => {
     expect(await found({ category: 'beauty' })).toEqual([]);
   });
 
+  it('category with a 1–2 character q: only the profiles in that category', async () => {
+    // Both prefixes start handles in many categories: only the category filter narrows them.
+    expect(await found({ q: 'p0' })).toEqual([
+      'back',
+      'emile',
+      'logos',
+      'maria',
+      'percent',
+      'sofia',
+      'strasse',
+      'under',
+    ]);
+    expect(await found({ q: 'p0', category: 'comedy' })).toEqual(['percent', 'under']);
+    expect(await found({ q: 'p', category: 'travel' })).toEqual(['strasse']);
+  });
+
   it('400 validation_failed for a bad q, category, sort or limit (never a 500)', async () => {
     const bad: [Query, string][] = [
       [{ q: '' }, 'q'],
@@ -463,6 +479,23 @@ describe.each(backends)('directory after changes ($name)', (backend) => {
     // The listing still knows its followers (the facets were rebuilt with the count).
     const listed = (await t.call('GET', listUrl({ category: 'food' }))).json().influencers[0];
     expect(listed.followers_count).toBe(1);
+  });
+
+  it('a changed handle alone is found by the new and not the old, at 1–2 characters too', async () => {
+    // A category no other test here lists.
+    const c = await creator(t, {
+      handle: 'qj_first',
+      display_name: 'Yvette Person',
+      categories: ['travel'],
+    });
+    expect(await ids({ q: 'qj' })).toEqual([c.id]);
+    const patched = await t.call('PATCH', '/api/influencers/me', {
+      token: c.account.accessToken,
+      body: { handle: 'kx_second' },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    for (const q of ['qj', 'q', 'qj_first']) expect(await ids({ q }), q).toEqual([]);
+    for (const q of ['kx', 'k', 'kx_second', 'x_sec']) expect(await ids({ q }), q).toEqual([c.id]);
   });
 
   it('a deleted profile is found no more', async () => {
