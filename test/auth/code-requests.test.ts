@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planCodeMail } from '../../src/auth/code-requests.js';
 import type { ServiceContext } from '../../src/context.js';
 import type { QueuedCodeRequest } from '../../src/mail/outbox.js';
-import { createCodeHasher } from '../../src/security/one-time-codes.js';
+import { createCodeHasher, generateCode } from '../../src/security/one-time-codes.js';
 import { backends } from '../helpers/backends.js';
 import { TestApp, type Account } from '../helpers/test-app.js';
 
@@ -76,5 +76,15 @@ describe.each(backends)('code requests planned by two workers at once ($name)', 
     expect(await newer()).toBeDefined();
     expect(await retry()).toBeUndefined();
     expect(await storedRequestTime(account)).toBe(at + 61_000);
+  });
+
+  // API.md "Values": "confirmation / reset code: 6 decimal digits from a CSPRNG".
+  it('issues codes of 6 decimal digits drawn over the whole range 000000–999999', () => {
+    const codes = Array.from({ length: 5_000 }, () => generateCode());
+    expect(codes.every((code) => /^\d{6}$/.test(code))).toBe(true);
+    // 5,000 draws from a million values repeat about a dozen times; from fewer, far more often.
+    expect(new Set(codes).size).toBeGreaterThan(4_900);
+    // Every leading digit shows up (each ~500 times): the first digits are random too.
+    expect(new Set(codes.map((code) => code[0])).size).toBe(10);
   });
 });

@@ -567,13 +567,16 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
         .executeTakeFirstOrThrow()
     ).password_hash;
 
-  /** A registered account whose stored hash was made with `memoryCost` KiB and `timeCost` passes. */
-  async function accountHashedWith(memoryCost: number, timeCost: number) {
+  /**
+   * A registered account whose stored hash was made with `memoryCost` KiB, `timeCost` passes and
+   * `parallelism` lanes.
+   */
+  async function accountHashedWith(memoryCost: number, timeCost: number, parallelism = 1) {
     const account = await t.register();
     const old = await hash(account.password, {
       memoryCost,
       timeCost,
-      parallelism: 1,
+      parallelism,
       algorithm: 2,
     });
     await t.db
@@ -594,11 +597,19 @@ describe.each(backends)('POST /api/login ($name)', (backend) => {
     { name: 'the former parameters (m=19 MiB, t=2)', memoryCost: 19_456, timeCost: 2 },
     { name: 'the same memory and fewer passes (m=7 MiB, t=5)', memoryCost: 7168, timeCost: 5 },
     { name: 'more memory and passes (m=32 MiB, t=3)', memoryCost: 32_768, timeCost: 3 },
+    // One parameter apart from today's, the others equal: each is compared.
+    { name: 'less memory and the same passes (m=4 MiB, t=9)', memoryCost: 4096, timeCost: 9 },
+    {
+      name: "today's cost in two lanes (m=7 MiB, t=9, p=2)",
+      memoryCost: 7168,
+      timeCost: 9,
+      parallelism: 2,
+    },
   ])(
     "accepts a hash made with $name and rehashes it with today's on the next successful login",
-    async ({ memoryCost, timeCost }) => {
-      const { account, old } = await accountHashedWith(memoryCost, timeCost);
-      expect(old).toContain(`m=${memoryCost},t=${timeCost},p=1$`);
+    async ({ memoryCost, timeCost, parallelism = 1 }) => {
+      const { account, old } = await accountHashedWith(memoryCost, timeCost, parallelism);
+      expect(old).toContain(`m=${memoryCost},t=${timeCost},p=${parallelism}$`);
 
       const response = await login(account.email, account.password);
       expect(response.statusCode).toBe(200);

@@ -11,6 +11,7 @@ import {
   type JWK,
 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRefreshTokens } from '../../src/security/refresh-tokens.js';
 import { createSecretBox } from '../../src/security/secret-box.js';
 import { deriveServerKeys } from '../../src/security/server-keys.js';
 import { backends } from '../helpers/backends.js';
@@ -64,22 +65,25 @@ describe.each(backends)('access and refresh tokens ($name)', (backend) => {
     return { kid: row.kid, key: (await importJWK(jwk, 'ES256')) as CryptoKey };
   }
 
-  /** A token like the service's for `account`, with `changes` applied to header or claims. */
+  /**
+   * A token like the service's for `account`, with `changes` applied to header or claims
+   * (`exp: false` leaves exp out).
+   */
   async function forge(
     account: Account,
     key: { kid: string; key: CryptoKey },
-    changes: { typ?: string; iss?: string; aud?: string } = {},
+    changes: { typ?: string; iss?: string; aud?: string; exp?: false } = {},
   ): Promise<string> {
     const claims = decodeJwt(account.accessToken);
     const now = Math.floor(t.clock.now() / 1000); // the service's time, which tests skip forward
-    return new SignJWT({ sid: claims.sid })
+    const jwt = new SignJWT({ sid: claims.sid })
       .setProtectedHeader({ alg: 'ES256', typ: changes.typ ?? 'at+jwt', kid: key.kid })
       .setSubject(claims.sub as string)
       .setIssuer(changes.iss ?? PUBLIC_URL)
       .setAudience(changes.aud ?? PUBLIC_URL)
-      .setIssuedAt(now)
-      .setExpirationTime(now + 600)
-      .sign(key.key);
+      .setIssuedAt(now);
+    if (changes.exp !== false) jwt.setExpirationTime(now + 600);
+    return jwt.sign(key.key);
   }
 
   describe('access token', () => {
@@ -189,6 +193,15 @@ describe.each(backends)('access and refresh tokens ($name)', (backend) => {
       );
     });
 
+    // API.md "Tokens": "verification pins the algorithm and checks `typ`, `iss`, `aud`, `exp`".
+    it('is rejected with 401 when it has no exp, even signed by the service key', async () => {
+      const account = await t.register();
+      const key = await serverKey();
+      // Control: the same forging with exp is accepted, so the refusal is exp's.
+      expect((await sessionsWith(await forge(account, key))).statusCode).toBe(200);
+      expectUnauthorized(await sessionsWith(await forge(account, key, { exp: false })));
+    });
+
     it('is required: a missing Authorization header gets 401', async () => {
       expectUnauthorized(await t.call('GET', '/api/sessions'));
     });
@@ -293,6 +306,15 @@ describe.each(backends)('access and refresh tokens ($name)', (backend) => {
       expect(refreshed.statusCode).toBe(200);
       t.clock.advance(1_001); // 30 days and a millisecond after login
       expectInvalidRefresh(await refresh(refreshed.json().refresh_token));
+    });
+
+    // API.md "Tokens": "`refresh_token`: opaque, at least 256 random bits". A token is its session's
+    // id, generation and a MAC over the session's random seed: the seed carries those bits.
+    it("draws each session's seed from at least 256 random bits", () => {
+      const tokens = createRefreshTokens(randomBytes(32));
+      const seeds = Array.from({ length: 1_000 }, () => tokens.newSeed());
+      expect(seeds.every((seed) => /^[0-9a-f]{64,}$/.test(seed))).toBe(true);
+      expect(new Set(seeds).size).toBe(seeds.length);
     });
 
     it('rejects garbage and wrong-MAC refresh tokens with 401 invalid_refresh_token without revoking the session', async () => {

@@ -2,7 +2,7 @@ import { Renewal } from '../../client/src/chat/renewal.js';
 // The chat connection's parts that need no service: the backoff's delays, what each close code
 // means, the socket's URL, frame parsing, and listeners that throw.
 import { describe, expect, it, vi } from 'vitest';
-import { Backoff } from '../../client/src/chat/backoff.js';
+import { Backoff, retryAfterMs } from '../../client/src/chat/backoff.js';
 import { ChatCatchUp, type ChatHistory } from '../../client/src/chat/catch-up.js';
 import { ChatConnection, type WebSocketConstructor } from '../../client/src/chat/connection.js';
 import { ChatListeners } from '../../client/src/chat/events.js';
@@ -57,6 +57,14 @@ describe('the reconnect backoff', () => {
     backoff.closedAfter(10_000);
     expect(backoff.next()).toBe(999);
     expect(DEFAULT_BACKOFF).toEqual(policy);
+  });
+
+  // client/README.md: "the next attempt waits at least that long (at most 5 minutes)".
+  it('follows Retry-After up to 5 minutes: a proxy asking for an hour is waited 5 minutes', () => {
+    expect(retryAfterMs({ retryAfter: 42 })).toBe(42_000);
+    expect(retryAfterMs({ retryAfter: 300 })).toBe(300_000);
+    expect(retryAfterMs({ retryAfter: 3_600 })).toBe(300_000);
+    expect(retryAfterMs(new Error('no advice'))).toBe(0);
   });
 
   it("spreads a shutdown's first reconnects over 4 s rather than 1 s, then doubles as usual", () => {

@@ -180,6 +180,36 @@ describe.each(backends)('the client keeps and renews its tokens ($name)', (backe
     expect(signedOut()).toBe(0);
   });
 
+  // client/README.md: "A refresh that fails on the way (no answer, or a 5xx …) is tried again
+  // with the same token after 0.5, 2 and 4 s".
+  it('waits 0.5 s, then 2 s, then 4 s between tries of a refresh answered 5xx, presenting the same token each time', async () => {
+    const { device, client, signedOut } = await expiredSession();
+    const tries: { at: number; token: string }[] = [];
+    device.answerNext(
+      REFRESH,
+      async (request) => {
+        tries.push({
+          at: performance.now(),
+          token: ((await request.json()) as { refresh_token: string }).refresh_token,
+        });
+        return errorAnswer(503, 'unavailable')();
+      },
+      3,
+    );
+    expect((await client.GET('/api/profile')).user).toBeDefined();
+    const done = performance.now();
+    expect(device.count(REFRESH)).toBe(4);
+    expect(tries).toHaveLength(3);
+    expect(new Set(tries.map((attempt) => attempt.token)).size).toBe(1);
+    const gaps = tries.slice(1).map((attempt, i) => attempt.at - (tries[i] as { at: number }).at);
+    // Lower bounds only: a busy machine may fire a timer late, never early.
+    expect(gaps[0]).toBeGreaterThanOrEqual(450);
+    expect(gaps[1]).toBeGreaterThanOrEqual(1_950);
+    // The fourth try, which succeeds, came 4 s after the third.
+    expect(done - (tries[2] as { at: number }).at).toBeGreaterThanOrEqual(3_950);
+    expect(signedOut()).toBe(0);
+  }, 30_000);
+
   it('also tries again when a proxy, not the service, answered 502', async () => {
     const { device, client } = await expiredSession();
     device.answerNext(REFRESH, () => new Response('<html>Bad Gateway</html>', { status: 502 }));

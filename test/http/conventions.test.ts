@@ -391,6 +391,45 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
     );
   });
 
+  // API.md "Conventions": codes for the generic cases include `internal_error`; "A 5xx never
+  // reveals internals (no stack, no SQL)".
+  it('a bug is answered 500 internal_error in the error shape, revealing neither its message nor its stack', async () => {
+    const secretDetail = 'SELECT password_hash FROM users WHERE id = 42';
+    let failNext = false;
+    // Another instance on this database, whose clock throws once, on its next reading after
+    // failNext is set: a bug, not a client's mistake.
+    const failing = await TestApp.start(t.backend, {
+      overrides: {
+        clock: () => {
+          if (failNext) {
+            failNext = false;
+            throw new Error(secretDetail);
+          }
+          return t.clock.now();
+        },
+      },
+    });
+    try {
+      const account = await failing.register();
+      failNext = true;
+      const response = await failing.call('GET', '/api/profile', { token: account.accessToken });
+      expect(failNext).toBe(false); // the failure did happen in this request
+      expectError(response, 500, 'internal_error');
+      expect(response.json()).toEqual({
+        message: 'Something went wrong on our side.',
+        error: 'internal_error',
+      });
+      expect(response.body).not.toContain('SELECT');
+      expect(response.body).not.toContain('.ts:');
+      // The next request is served as usual.
+      expect(
+        (await failing.call('GET', '/api/profile', { token: account.accessToken })).statusCode,
+      ).toBe(200);
+    } finally {
+      await failing.close();
+    }
+  });
+
   describe('per-IP limit on the Auth group: 300 requests a minute to unauthenticated endpoints', () => {
     // A cheap request: refused by validation, but still counted.
     const cheap = (ip: string) => t.post('/api/forgot-password', {}, { ip });

@@ -37,6 +37,13 @@ describe.each(backends)('signing key rotation ($name)', (backend) => {
     );
   });
 
+  // README: "the JWKS (`max-age=300`)"; the 10-minute activation delay is reckoned from it.
+  it('serves the JWKS with Cache-Control: public, max-age=300', async () => {
+    const response = await t.call('GET', '/.well-known/jwks.json');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['cache-control']).toBe('public, max-age=300');
+  });
+
   it('publishes a new key at once, signs with it after 10 minutes, and retires the old one later', async () => {
     const before = await t.register();
     const oldKid = kidOf(before.accessToken);
@@ -65,6 +72,29 @@ describe.each(backends)('signing key rotation ($name)', (backend) => {
     expect((await t.call('GET', '/api/profile', { token: fresh.accessToken })).statusCode).toBe(
       200,
     );
+  });
+
+  // README: "every instance starts signing with it 10 minutes later, when every verifier caching
+  // the JWKS (`max-age=300`) has it"; "deletes keys replaced at least 20 minutes earlier, when no
+  // token they signed can still be valid".
+  it('signs with a new key only 10 minutes after it was added, and keeps the old one while its last token lives', async () => {
+    const oldKid = kidOf((await t.register()).accessToken);
+    const newKid = await insertNewKey(t.db, box, t.clock.now());
+
+    // 9 min 58 s after it was added: published, but not signing yet.
+    t.clock.advance(10 * MINUTE - 2_000);
+    expect(await jwksKids()).toContain(newKid);
+    const last = await t.register(); // among the last tokens the old key signs
+    expect(kidOf(last.accessToken)).toBe(oldKid);
+
+    t.clock.advance(3_000);
+    expect(kidOf((await t.register()).accessToken)).toBe(newKid);
+
+    // 14.5 minutes after the switch the old key's last token is still valid: its key stays.
+    t.clock.advance(14.5 * MINUTE);
+    expect(await pruneRetiredKeys(t.db, box, t.clock.now())).toEqual([]);
+    t.clock.advance(MINUTE / 4); // still inside its 15 minutes; keys re-read meanwhile
+    expect((await t.call('GET', '/api/profile', { token: last.accessToken })).statusCode).toBe(200);
   });
 });
 
@@ -161,6 +191,28 @@ describe.each(backends)(
         ),
       );
       expect(answers.map((r) => r.statusCode)).toEqual(Array(8).fill(200));
+    });
+
+    // README: "every instance re-reads the table every minute (and at once, rate-limited, on an
+    // unknown `kid`)": the rate is one re-read per 5 s (access-tokens.ts), not per minute.
+    it('is accepted once 5 s have passed since the last re-read, even one made just before the key was added', async () => {
+      const account = await a.register();
+      b.clock.advance(MINUTE + 1_000);
+      // b re-reads its keys now (a minute has passed), before the new key exists.
+      expect((await b.call('GET', '/api/profile', { token: account.accessToken })).statusCode).toBe(
+        200,
+      );
+
+      // A key added long enough ago to sign at once (another instance's rotation b has not read).
+      const newKid = await insertNewKey(a.db, box(), a.clock.now() - 11 * MINUTE);
+      a.clock.advance(MINUTE + 1_000);
+      const fresh = await a.login(account.email, account.password);
+      expect(decodeProtectedHeader(fresh.accessToken).kid).toBe(newKid);
+
+      b.clock.advance(6_000);
+      expect((await b.call('GET', '/api/profile', { token: fresh.accessToken })).statusCode).toBe(
+        200,
+      );
     });
   },
 );
