@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as SendRules from '../../src/chat/send-rules.js';
 import { backends } from '../helpers/backends.js';
 import { TestApp } from '../helpers/test-app.js';
-import { errorOf, fanAndCreator, start, type ChatClient } from './fixture.js';
+import { creator } from '../influencer/support.js';
+import { ChatClient, errorOf, fanAndCreator, start } from './fixture.js';
 
 const gate = vi.hoisted(() => ({
   next: undefined as { entered: () => void; until: Promise<void> } | undefined,
@@ -64,6 +65,34 @@ describe.each(backends)('a start racing what forbids it ($name)', (backend) => {
     });
     expect(errorOf(response)).toEqual([403, 'cannot_message']);
     expect(await conversationsOf(fan.userId)).toEqual([]);
+  });
+
+  // A start that creates nothing (it lost its pair's race, or was refused inside its transaction)
+  // gives its slot of the 20 new conversations an hour back.
+  async function openInfluencers(n: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) ids.push((await creator(t, { dm_policy: 'everyone' })).id);
+    return ids;
+  }
+
+  it('the loser of two starts of one pair (200) leaves 19 more new conversations', async () => {
+    const fan = new ChatClient(t, await t.register());
+    const [first, ...others] = await openInfluencers(20);
+    const loser = await startWhile(fan, first as string, async () => {
+      expect((await start(fan, first as string)).statusCode).toBe(201);
+    });
+    expect(loser.statusCode).toBe(200);
+    for (const id of others) expect((await start(fan, id)).statusCode).toBe(201);
+  });
+
+  it('a start refused by a block committed after its checks leaves all 20', async () => {
+    const fan = new ChatClient(t, await t.register());
+    const [blocker, ...others] = await openInfluencers(21);
+    const refused = await startWhile(fan, blocker as string, async () => {
+      expect((await fan.call('PUT', `/api/blocks/${blocker as string}`)).statusCode).toBe(200);
+    });
+    expect(errorOf(refused)).toEqual([403, 'user_blocked']);
+    for (const id of others) expect((await start(fan, id)).statusCode).toBe(201);
   });
 
   it('the influencer profile deleted meanwhile: 404, and no conversation (its DM policy would no longer bind)', async () => {

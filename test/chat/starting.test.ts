@@ -148,6 +148,15 @@ describe.each(backends)('starting conversations ($name)', (backend) => {
     expect((await start(fan, influencers[0] as string)).statusCode).toBe(200);
   });
 
+  it('a start refused by DM policy (403) does not count against the 20 an hour', async () => {
+    const fan = new ChatClient(t, await t.register());
+    const closed = (await creator(t, { dm_policy: 'nobody' })).id;
+    for (let i = 0; i < 20; i++)
+      expect(errorOf(await start(fan, closed))).toEqual([403, 'messages_disabled']);
+    const open = (await creator(t, { dm_policy: 'everyone' })).id;
+    expect((await start(fan, open)).statusCode).toBe(201);
+  });
+
   it('a deleted influencer profile: the existing conversation stays (200), no new one (404)', async () => {
     const { fan, influencer } = await pair();
     const other = new ChatClient(t, await t.register());

@@ -156,7 +156,38 @@ describe('chat listeners', () => {
   });
 });
 
+/** A new-message event of conversation `c` at `version`. */
+const messageAt = (version: number) =>
+  ({
+    type: 'message.created',
+    conversation_id: 'c',
+    version,
+    chat_message: { version } as never,
+  }) as const;
+
 describe('catching up', () => {
+  // API.md: "an event with `version` ≤ its own is dropped; `version` = its own + 1 is applied".
+  it('drops an event at or below its version, applies the next one', async () => {
+    const asked: number[] = [];
+    const history: ChatHistory = {
+      changes: async (_, since) => {
+        asked.push(since);
+        return { messages: [], version: since, has_more: false };
+      },
+      overview: async () => ({ conversations: [], next_cursor: null, unread: {} as never }),
+    };
+    const delivered: number[] = [];
+    const catchUp = new ChatCatchUp(
+      history,
+      (event) => delivered.push((event as { version: number }).version),
+      [['c', 5]],
+    );
+    for (const version of [5, 4, 6, 6, 5, 7]) await catchUp.receive(messageAt(version));
+    expect(delivered).toEqual([6, 7]);
+    expect(catchUp.version('c')).toBe(7);
+    expect(asked).toEqual([]);
+  });
+
   it('a conversation forgotten while its changes were being read stays forgotten', async () => {
     let answer: (page: Awaited<ReturnType<ChatHistory['changes']>>) => void = () => undefined;
     const history: ChatHistory = {
@@ -194,16 +225,9 @@ describe('frames of a socket dropped meanwhile', () => {
     };
     const catchUp = new ChatCatchUp(history, () => undefined, [['c', 1]]);
     const socket = new AbortController();
-    const frame = (version: number) =>
-      ({
-        type: 'message.created',
-        conversation_id: 'c',
-        version,
-        chat_message: { version } as never,
-      }) as const;
     // The connection drops the socket on that failure, as this does.
-    const first = catchUp.receive(frame(3), socket.signal).catch(() => socket.abort());
-    for (const version of [4, 5, 6]) void catchUp.receive(frame(version), socket.signal);
+    const first = catchUp.receive(messageAt(3), socket.signal).catch(() => socket.abort());
+    for (const version of [4, 5, 6]) void catchUp.receive(messageAt(version), socket.signal);
     await first;
     await catchUp.settled();
     expect(asked).toEqual([1]);
@@ -239,6 +263,33 @@ describe('read positions', () => {
 
 describe('the sync after a (re)connection', () => {
   const conversation = (version: number) => ({ id: 'c', version }) as never;
+
+  // client/README.md: "catches up each tracked conversation whose version moved or that is on
+  // none of those pages".
+  it('catches up a tracked conversation that is on none of the pages read', async () => {
+    const asked: string[] = [];
+    const history: ChatHistory = {
+      changes: async (id, since) => {
+        asked.push(`${id} since ${since}`);
+        const message = { version: 3, deleted: false, edited_at: null };
+        return { messages: [message as never], version: 3, has_more: false };
+      },
+      overview: async () => ({
+        conversations: [{ id: 'listed', version: 9 } as never],
+        next_cursor: null,
+        unread: {} as never,
+      }),
+    };
+    const delivered: string[] = [];
+    const catchUp = new ChatCatchUp(history, (event) => delivered.push(event.type), [
+      ['listed', 9],
+      ['c', 2],
+    ]);
+    await catchUp.receive({ type: 'ready', user_id: 'u', session_id: 's' });
+    expect(asked).toEqual(['c since 2']);
+    expect(delivered).toEqual(['message.created', 'sync']);
+    expect(catchUp.version('c')).toBe(3);
+  });
 
   it('reads further pages of the list for tracked conversations not on the first, rather than asking each one’s changes', async () => {
     const tracked = Array.from({ length: 300 }, (_, i) => `c${String(i).padStart(3, '0')}`);

@@ -388,3 +388,57 @@ describe.each(backends)('follows ($name)', (backend) => {
     expect(mismatched.rows).toEqual([]);
   });
 });
+
+// The same lists when several follows share one instant: only the id orders them, and each page's
+// cursor must continue in that order.
+describe.each(backends)('follow lists with equal followed_at ($name)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.start(backend);
+  });
+  afterAll(() => t.close());
+
+  async function pageAll(account: Account, path: string, key: string): Promise<string[]> {
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const url: string = `${path}?limit=2${cursor ? `&cursor=${cursor}` : ''}`;
+      const response = await t.call('GET', url, { token: account.accessToken });
+      expect(response.statusCode).toBe(200);
+      const body = response.json();
+      ids.push(...body[key].map((row: { id: string }) => row.id));
+      cursor = body.next_cursor;
+    } while (cursor !== null);
+    return ids;
+  }
+
+  it('GET /api/influencers/following yields every followed profile exactly once', async () => {
+    const fan = await t.register();
+    const stars = [];
+    for (let i = 0; i < 5; i++) stars.push(await creator(t));
+    const frozen = t.clock.freeze(); // every follow at one instant: only the id orders them
+    try {
+      for (const star of stars) expect((await follow(t, fan, star.id)).statusCode).toBe(200);
+    } finally {
+      frozen.thaw();
+    }
+    const seen = await pageAll(fan, '/api/influencers/following', 'influencers');
+    expect(seen).toHaveLength(5);
+    expect([...seen].sort()).toEqual(stars.map((s) => s.id).sort());
+  });
+
+  it('GET /api/influencers/me/followers yields every follower exactly once', async () => {
+    const star = await creator(t);
+    const fans: Account[] = [];
+    for (let i = 0; i < 5; i++) fans.push(await t.register());
+    const frozen = t.clock.freeze();
+    try {
+      for (const fan of fans) expect((await follow(t, fan, star.id)).statusCode).toBe(200);
+    } finally {
+      frozen.thaw();
+    }
+    const seen = await pageAll(star.account, '/api/influencers/me/followers', 'followers');
+    expect(seen).toHaveLength(5);
+    expect([...seen].sort()).toEqual(fans.map((f) => f.userId).sort());
+  });
+});

@@ -32,6 +32,7 @@ describe('foldSearchText', () => {
     ['O’Neil', "o'neil"], // a phone's smart punctuation
     ['Ada – Music — Live −1', 'ada - music - live -1'],
     ['Søren Łukasz Đorđe', 'soren lukasz dorde'],
+    ['Ħasan Ŧomić', 'hasan tomic'],
     ['ÆSIR Œuvre', 'aesir oeuvre'],
   ])('%s → %s', (input, folded) => {
     expect(foldSearchText(input)).toBe(folded);
