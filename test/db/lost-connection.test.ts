@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.js';
+import { isDatabaseUnavailable } from '../../src/db/outage.js';
 import { createPostgresDatabase } from '../helpers/backends.js';
 
 const adminUrl = process.env.TEST_DATABASE_URL;
@@ -42,6 +43,34 @@ describe.skipIf(!adminUrl)('PostgreSQL: a connection killed by the server', () =
       process.off('uncaughtException', onUncaught);
     }
   });
+
+  // A server that stops (a restart, a failover, an operator) ends what runs on it with 57P01
+  // admin_shutdown: the database away (503), not a bug (500).
+  it('while a statement runs on it: the statement fails with 57P01, which is the database away', async () => {
+    const failed = sql`select pg_sleep(5)`.execute(db).then(
+      () => undefined,
+      (error: unknown) => error as Error & { code?: string },
+    );
+    // Outside a transaction: a rollback on the dead connection would fail with an error of its own.
+    await expect.poll(() => sleepingBackend()).toBeDefined();
+    await terminateBackend((await sleepingBackend())!);
+    const error = await failed;
+    expect(error?.code).toBe('57P01');
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  async function sleepingBackend(): Promise<number | undefined> {
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query(
+        "select pid from pg_stat_activity where datname = current_database() and state = 'active' and query like 'select pg_sleep%'",
+      );
+      return rows[0]?.pid;
+    } finally {
+      await admin.end();
+    }
+  }
 
   async function terminateBackend(pid: number): Promise<void> {
     const admin = new pg.Client({ connectionString: database.url });

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
@@ -7,28 +6,12 @@ import type { ServiceContext } from '../../../src/context.js';
 import { ChatGateway, type GatewayDependencies } from '../../../src/chat/realtime/gateway.js';
 import { MemoryEventBus } from '../../../src/events/memory-bus.js';
 import { RealtimeMetrics } from '../../../src/operations/realtime-metrics.js';
+import { FakeWs } from './fake-ws.js';
 
 // Two moments no socket over a real port can be held at: the gateway is driven directly, with a
 // stand-in for ws's socket and only the context it reads.
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** What the gateway and ChatSocket ask of ws here: its state, listeners, close and terminate. */
-class FakeWs extends EventEmitter {
-  readyState = 1; // OPEN
-  bufferedAmount = 0;
-  closedWith: number | undefined;
-  close(code: number) {
-    this.readyState = 2; // CLOSING
-    this.closedWith = code;
-  }
-  terminate() {
-    this.readyState = 3;
-    this.emit('close');
-  }
-  send() {}
-  ping() {}
-}
 
 function gatewayWith(ctx: Partial<ServiceContext>): ChatGateway {
   const log = pino({ level: 'silent' });

@@ -1,21 +1,7 @@
-import { EventEmitter } from 'node:events';
 import type { WebSocket } from 'ws';
 import { describe, expect, it } from 'vitest';
 import { ChatSocket } from '../../../src/chat/realtime/chat-socket.js';
-
-/** What ChatSocket asks of ws here: its state, close and terminate. */
-class FakeWs extends EventEmitter {
-  readyState = 1; // OPEN
-  closedWith: number | undefined;
-  close(code: number) {
-    this.readyState = 2; // CLOSING
-    this.closedWith = code;
-  }
-  terminate() {
-    this.readyState = 3;
-    this.emit('close');
-  }
-}
+import { FakeWs } from './fake-ws.js';
 
 /** A ready socket whose token expires at `exp`, renewing with a check that started at `since`. */
 function renewing(exp: number, since: number) {

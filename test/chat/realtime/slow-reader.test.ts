@@ -1,25 +1,7 @@
-import { EventEmitter } from 'node:events';
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { describe, expect, it } from 'vitest';
 import { ChatSocket } from '../../../src/chat/realtime/chat-socket.js';
-
-/** Enough of a `ws` socket: what is waiting to be sent, and what was sent or closed. */
-class FakeWs extends EventEmitter {
-  readyState: number = WebSocket.OPEN;
-  bufferedAmount = 0;
-  sent: string[] = [];
-  closedWith: number | undefined;
-  send(frame: string): void {
-    this.sent.push(frame);
-  }
-  close(code: number): void {
-    this.closedWith = code;
-    this.readyState = WebSocket.CLOSING;
-  }
-  terminate(): void {
-    this.readyState = WebSocket.CLOSED;
-  }
-}
+import { FakeWs } from './fake-ws.js';
 
 // API.md: "4008: the client reads too slowly (over 1 MiB waiting to be sent)". The backpressure
 // test shows a stalled reader closed under a burst; this pins where the line is.
