@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BATCH_SIZE } from '../../src/mail/delivery.js';
-import { createSecretBox } from '../../src/security/secret-box.js';
+import { createSecretBox, type SecretBox } from '../../src/security/secret-box.js';
 import { backends } from '../helpers/backends.js';
 import { queueMail, standaloneWorker } from '../helpers/outbox.js';
 import { TestApp } from '../helpers/test-app.js';
@@ -17,6 +17,19 @@ describe.each(backends)('a mail backlog ($name)', (backend) => {
     t = await TestApp.start(backend);
   });
   afterAll(() => t.close());
+
+  /** A worker living at `now` whose transport only records each recipient, in sending order. */
+  function recordingWorker(box: SecretBox, now: number, pollIntervalMs: number) {
+    const sent: string[] = [];
+    const worker = standaloneWorker({
+      db: t.db,
+      box,
+      transport: { send: async (message) => void sent.push(message.to), close: () => undefined },
+      clock: () => now,
+      timing: { pollIntervalMs, baseBackoffMs: 1_000, maxBackoffMs: 1_000, claimMs: 60_000 },
+    });
+    return { worker, sent };
+  }
 
   it('drains without waiting a poll between full batches', async () => {
     // A day ahead of the app's clock: the app's own worker never finds these rows due.
@@ -35,20 +48,8 @@ describe.each(backends)('a mail backlog ($name)', (backend) => {
         next_attempt_at: t.clock.now() + DAY / 2,
       });
     }
-    const sent: string[] = [];
-    const worker = standaloneWorker({
-      db: t.db,
-      box,
-      transport: { send: async (message) => void sent.push(message.to), close: () => undefined },
-      clock: () => now,
-      // Far longer than the test waits: only the batches' own chaining can send them all.
-      timing: {
-        pollIntervalMs: 10 * 60_000,
-        baseBackoffMs: 1_000,
-        maxBackoffMs: 1_000,
-        claimMs: 60_000,
-      },
-    });
+    // Polling far less often than the test waits: only the batches' own chaining sends them all.
+    const { worker, sent } = recordingWorker(box, now, 10 * 60_000);
     worker.start();
     try {
       await vi.waitFor(() => expect(sent).toHaveLength(count), { timeout: 20_000, interval: 50 });
@@ -78,14 +79,7 @@ describe.each(backends)('a mail backlog ($name)', (backend) => {
         next_attempt_at: queuedAt + DAY / 2 + i,
       });
     }
-    const sent: string[] = [];
-    const worker = standaloneWorker({
-      db: t.db,
-      box,
-      transport: { send: async (message) => void sent.push(message.to), close: () => undefined },
-      clock: () => now,
-      timing: { pollIntervalMs: 20, baseBackoffMs: 1_000, maxBackoffMs: 1_000, claimMs: 60_000 },
-    });
+    const { worker, sent } = recordingWorker(box, now, 20);
     worker.start();
     try {
       // Only these five: a row an earlier test left behind may go out among them.

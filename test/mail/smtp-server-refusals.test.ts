@@ -16,6 +16,16 @@ import { STRONG_PASSWORD, TestApp, randomIp, uniqueEmail } from '../helpers/test
 
 const WAIT = { timeout: 15_000, interval: 50 };
 
+const rowsTo = (t: TestApp, email: string) =>
+  t.db.selectFrom('mail_outbox').selectAll().where('recipient', '=', email).execute();
+
+/** Registers `email` (its confirmation mail is queued); answers the access token. */
+async function register(t: TestApp, email: string): Promise<string> {
+  const r = await t.post('/api/register', { email, password: STRONG_PASSWORD }, { ip: randomIp() });
+  expect(r.statusCode).toBe(201);
+  return r.json().access_token as string;
+}
+
 describe.each(backends.slice(0, 1))('SMTP server-level 5xx ($name)', (backend) => {
   let t: TestApp;
   let smtp: RefusingSmtp;
@@ -42,18 +52,9 @@ describe.each(backends.slice(0, 1))('SMTP server-level 5xx ($name)', (backend) =
 
   it('a registration e-mail refused by a transient AUTH failure is retried once the server is fixed', async () => {
     const email = uniqueEmail();
-    const r = await t.post(
-      '/api/register',
-      { email, password: STRONG_PASSWORD },
-      { ip: randomIp() },
-    );
-    expect(r.statusCode).toBe(201);
+    await register(t, email);
     await vi.waitFor(async () => {
-      const row = await t.db
-        .selectFrom('mail_outbox')
-        .selectAll()
-        .where('recipient', '=', email)
-        .executeTakeFirst();
+      const [row] = await rowsTo(t, email);
       expect(row?.attempts).toBeGreaterThanOrEqual(1);
       expect(row?.last_error ?? row?.failed_at).toBeTruthy();
     }, WAIT);
@@ -61,14 +62,10 @@ describe.each(backends.slice(0, 1))('SMTP server-level 5xx ($name)', (backend) =
     authWorks = true; // the mail server is fine again
     t.clock.advance(60 * 60_000); // any backoff is long over
     const other = uniqueEmail();
-    await t.post('/api/register', { email: other, password: STRONG_PASSWORD }, { ip: randomIp() });
+    await register(t, other);
     await vi.waitFor(() => expect(smtp.delivered).toContain(other), WAIT); // the worker runs again
 
-    const row = await t.db
-      .selectFrom('mail_outbox')
-      .selectAll()
-      .where('recipient', '=', email)
-      .executeTakeFirst();
+    const [row] = await rowsTo(t, email);
     // The first user's confirmation mail (its code) must still arrive.
     await vi.waitFor(
       () => expect(smtp.delivered, `outbox row: ${JSON.stringify(row)}`).toContain(email),
@@ -105,40 +102,31 @@ describe.each(backends.slice(0, 1))('SMTP refusals at RCPT TO ($name)', (backend
     await smtp.close();
   });
 
-  const rowsTo = (email: string) =>
-    t.db.selectFrom('mail_outbox').selectAll().where('recipient', '=', email).execute();
-  const register = async (email: string) => {
-    const r = await t.post(
-      '/api/register',
-      { email, password: STRONG_PASSWORD },
-      { ip: randomIp() },
-    );
-    expect(r.statusCode).toBe(201);
-    return r.json().access_token as string;
-  };
-
   it('an unknown mailbox (5.1.1) is marked failed at once', async () => {
     const email = uniqueEmail('gone');
-    await register(email);
-    await vi.waitFor(async () => expect((await rowsTo(email))[0]?.failed_at).not.toBeNull(), WAIT);
-    expect((await rowsTo(email))[0]).toMatchObject({ attempts: 1 });
+    await register(t, email);
+    await vi.waitFor(
+      async () => expect((await rowsTo(t, email))[0]?.failed_at).not.toBeNull(),
+      WAIT,
+    );
+    expect((await rowsTo(t, email))[0]).toMatchObject({ attempts: 1 });
   });
 
   it('a relay refusing to relay (5.7.1) is retried, and the mail goes out once it relays', async () => {
     const email = uniqueEmail('relay');
-    await register(email);
+    await register(t, email);
     await vi.waitFor(
-      async () => expect((await rowsTo(email))[0]?.attempts).toBeGreaterThan(1),
+      async () => expect((await rowsTo(t, email))[0]?.attempts).toBeGreaterThan(1),
       WAIT,
     );
-    expect((await rowsTo(email))[0]).toMatchObject({ failed_at: null });
+    expect((await rowsTo(t, email))[0]).toMatchObject({ failed_at: null });
     relayAllowed = true; // the operator fixed the relay's settings
     await vi.waitFor(() => expect(smtp.delivered).toContain(email), WAIT);
   });
 
   it('a mail still refused when its time in the queue is over is given up: a day for a code, 5 days for the rest', async () => {
     const email = uniqueEmail('full');
-    const token = await register(email); // its confirmation code
+    const token = await register(t, email); // its confirmation code
     const changed = await t.post(
       '/api/change-password',
       { password: STRONG_PASSWORD, new_password: 'another-Quiet-harbour-93' },
@@ -147,10 +135,13 @@ describe.each(backends.slice(0, 1))('SMTP refusals at RCPT TO ($name)', (backend
     expect(changed.statusCode).toBe(200);
     const failedOf = async () =>
       Object.fromEntries(
-        (await rowsTo(email)).map((row) => [row.code_purpose ?? 'notice', row.failed_at !== null]),
+        (await rowsTo(t, email)).map((row) => [
+          row.code_purpose ?? 'notice',
+          row.failed_at !== null,
+        ]),
       );
     await vi.waitFor(async () => {
-      const rows = await rowsTo(email);
+      const rows = await rowsTo(t, email);
       expect(rows.map((row) => row.attempts >= 2)).toEqual([true, true]);
     }, WAIT);
     expect(await failedOf()).toEqual({ confirm_email: false, notice: false });
@@ -161,7 +152,7 @@ describe.each(backends.slice(0, 1))('SMTP refusals at RCPT TO ($name)', (backend
 
     t.clock.advance(4 * DAY);
     await vi.waitFor(async () => expect((await failedOf()).notice).toBe(true), WAIT);
-    const given = (await rowsTo(email)).map((row) => row.last_error);
+    const given = (await rowsTo(t, email)).map((row) => row.last_error);
     expect(given).toEqual([expect.stringMatching(/452/), expect.stringMatching(/452/)]);
     expect(t.logs.join('')).toMatch(/not delivered within its time in the queue; given up/);
   });
@@ -193,18 +184,9 @@ describe.each(backends.slice(0, 1))('SMTP refusals at the end of DATA ($name)', 
   // mailbox, content refused) marks the message failed.
   it('content refused (554 5.6.0) is marked failed at once, without a retry', async () => {
     const email = uniqueEmail();
-    const r = await t.post(
-      '/api/register',
-      { email, password: STRONG_PASSWORD },
-      { ip: randomIp() },
-    );
-    expect(r.statusCode).toBe(201);
+    await register(t, email);
     const row = await vi.waitFor(async () => {
-      const found = await t.db
-        .selectFrom('mail_outbox')
-        .selectAll()
-        .where('recipient', '=', email)
-        .executeTakeFirst();
+      const [found] = await rowsTo(t, email);
       expect(found?.last_error).toBeTruthy();
       return found!;
     }, WAIT);
