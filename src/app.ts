@@ -62,6 +62,7 @@ import { createCursorCodec } from './http/cursor.js';
 import { createTextDigests } from './chat/message-text.js';
 import { deleteInfluencerData } from './influencer/account-deletion.js';
 import { influencerRoutes } from './influencer/routes.js';
+import { openSocketSeats, type SocketSeats } from './chat/realtime/socket-seats.js';
 import { Influencer } from './influencer/fields.js';
 
 /** What tests (and the benchmark) may substitute; production uses the defaults. */
@@ -77,6 +78,8 @@ export interface AppOverrides {
   readonly chatLimits?: Partial<ChatLimitRules>;
   /** The chat socket's timing (e.g. a heartbeat of 100 ms instead of 30 s). */
   readonly realtime?: GatewayOptions;
+  /** Replaces where sockets are counted across instances (e.g. seats with a lease of 1 s). */
+  readonly socketSeats?: SocketSeats;
   /** How long a request may take to arrive (e.g. 500 ms instead of 30 s). */
   readonly requestTiming?: RequestTiming;
   /**
@@ -253,7 +256,9 @@ export async function buildApp(
   };
 
   // First: its hooks must see an upgrade before any other hook can refuse it.
-  const deps = { ctx, metrics: metrics.realtime, log: app.log, databaseOutage };
+  const seats = overrides.socketSeats ?? (await openSocketSeats(config, clock, app.log));
+  app.addHook('onClose', async () => seats.close());
+  const deps = { ctx, metrics: metrics.realtime, log: app.log, databaseOutage, seats };
   const gateway = await registerWebSockets(app, new ChatGateway(deps, overrides.realtime));
   // Before every hook that may refuse: a page reads a refusal only with its CORS headers.
   await crossOriginRequests(app, config.corsOrigins);

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 
 /** How long start-up waits for Redis before a component starts in its degraded mode. */
-export const REDIS_CONNECT_WAIT_MS = 2_000;
+const REDIS_CONNECT_WAIT_MS = 2_000;
 
 /**
  * Resolves once every connection is ready, or after `waitMs`, whichever comes first. Start-up
@@ -125,4 +125,30 @@ export function reconnectWhenSilent(
   }, check.everyMs);
   timer.unref();
   connection.once('end', () => clearInterval(timer));
+}
+
+/**
+ * A connection for commands that must not wait for a Redis that is away: a command fails at once
+ * while it is disconnected (no offline queue, no retry), or after 500 ms without an answer, and the
+ * caller falls back (the rate limits, the chat socket seats). Resolves once it is ready, or after
+ * up to 2 s: a Redis that is not there does not stop the service.
+ */
+export async function failFastConnection(
+  url: string,
+  log: FastifyBaseLogger,
+  purpose: string,
+  silenceCheck: SilenceCheck = SILENCE_CHECK,
+): Promise<Redis> {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    connectTimeout: REDIS_CONNECT_WAIT_MS,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+  // The caller's fallback logs the outage once; this says why.
+  reportConnectionErrors(redis, log, purpose);
+  reconnectWhenSilent(redis, log, purpose, silenceCheck);
+  await whenReady([redis]);
+  return redis;
 }

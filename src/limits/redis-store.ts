@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis, type Result } from 'ioredis';
+import type { Redis, Result } from 'ioredis';
 import {
   eventName,
   longestWindow,
@@ -11,14 +11,7 @@ import {
   type Rule,
   type SlidingWindowStore,
 } from './sliding-window.js';
-import {
-  reconnectWhenSilent,
-  REDIS_CONNECT_WAIT_MS,
-  reportConnectionErrors,
-  SILENCE_CHECK,
-  whenReady,
-  type RedisOptions,
-} from '../redis.js';
+import { failFastConnection, SILENCE_CHECK, type RedisOptions } from '../redis.js';
 
 /**
  * Each key is a sorted set of events scored by time. CONSUME runs atomically in Redis, so two
@@ -105,18 +98,7 @@ export class RedisWindowStore implements SlidingWindowStore {
     log: FastifyBaseLogger,
     { silenceCheck = SILENCE_CHECK, prefix = '' }: RedisOptions = {},
   ): Promise<RedisWindowStore> {
-    const redis = new Redis(url, {
-      // Fail a command at once while disconnected: the caller falls back to memory.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: 500,
-      connectTimeout: REDIS_CONNECT_WAIT_MS,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-    });
-    // The fallback store logs the outage once; this says why.
-    reportConnectionErrors(redis, log, 'rate limits');
-    reconnectWhenSilent(redis, log, 'rate limits', silenceCheck);
-    await whenReady([redis]);
+    const redis = await failFastConnection(url, log, 'rate limits', silenceCheck);
     return new RedisWindowStore(redis, prefix);
   }
 

@@ -2,6 +2,7 @@ import { WebSocket } from 'ws';
 import type { SocketCloseReason } from '../../operations/realtime-metrics.js';
 import { Closures, type Closure } from './close-codes.js';
 import { MAX_BUFFERED_BYTES } from './socket-limits.js';
+import type { Seat } from './socket-seats.js';
 
 /** Pings a client may leave unanswered; at the next heartbeat the socket is dropped. */
 const MISSED_PONGS_ALLOWED = 2;
@@ -37,6 +38,8 @@ export class ChatSocket {
   awaitingFrom: string | undefined;
   /** The conversations a typing frame is being relayed to (made on the first typing frame). */
   typingChecks: Set<string> | undefined;
+  /** Its place among its user's sockets on every instance (socket-seats.ts), once it is counted. */
+  seat: Seat | undefined;
   /** Cuts a refused socket that leaves our close frame unanswered (see `close`). */
   private cut: NodeJS.Timeout | undefined;
   private missedPongs = 0;
@@ -104,13 +107,24 @@ export class ChatSocket {
     this.close(this.deadlineClosure);
   }
 
-  /** Closes with `closure`'s code; the first reason given is the one counted. */
+  /**
+   * Closes with `closure`'s code; the first reason given is the one counted. Its seat is free at
+   * once, as its place in this instance's count is (the client may take a while to answer).
+   */
   close(closure: Closure): void {
     if (!this.isOpen) return;
     this.closedAs = closure.reason;
     this.ready = false;
     this.ws.close(closure.code, closure.text);
+    void this.releaseSeat();
     this.cutLater();
+  }
+
+  /** Gives its seat back, if it holds one; resolves once it is given back. */
+  releaseSeat(): Promise<void> {
+    const { seat } = this;
+    this.seat = undefined;
+    return seat === undefined ? Promise.resolve() : seat.release();
   }
 
   private cutLater(): void {

@@ -63,7 +63,7 @@ export const Closures = {
     4429,
     'too many sockets for this user',
     'too_many_sockets',
-    `A socket beyond the ${MAX_SOCKETS_PER_USER} one user may hold (counted per instance).`,
+    `A socket beyond the ${MAX_SOCKETS_PER_USER} one user may hold (on every instance together, when the service runs with Redis).`,
   ),
   tooManyAwaiting: closure(
     4429,

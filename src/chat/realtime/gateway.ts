@@ -16,6 +16,7 @@ import { startSocketClocks } from './heartbeat.js';
 import { AUTH_WINDOW_MS, HEARTBEAT_INTERVAL_MS } from './socket-limits.js';
 import { resyncSockets } from './resync.js';
 import { relayTyping } from './typing.js';
+import type { SocketSeats } from './socket-seats.js';
 import { SocketRegistry } from './sockets.js';
 
 class Refusal {
@@ -39,6 +40,8 @@ export interface GatewayDependencies {
   readonly log: FastifyBaseLogger;
   /** Where a token check that met an unavailable database is counted (not one line each). */
   readonly databaseOutage: OutageLog;
+  /** Where each user's sockets are counted across instances (this one's alone by default). */
+  readonly seats?: SocketSeats;
 }
 
 /**
@@ -64,7 +67,7 @@ export class ChatGateway {
     this.ctx = ctx;
     this.metrics = metrics;
     this.closeGraceMs = options.closeGraceMs;
-    this.registry = new SocketRegistry(ctx.events, socketDelivery(metrics, ctx.clock));
+    this.registry = new SocketRegistry(ctx.events, socketDelivery(metrics, ctx.clock), deps.seats);
     this.stopClocks = startSocketClocks(
       this.registry,
       ctx.clock,
@@ -101,6 +104,7 @@ export class ChatGateway {
     this.closing = true;
     this.stopClocks();
     this.stopResync();
+    await this.registry.releaseSeats();
     for (const socket of this.registry.sockets()) socket.close(Closures.shutdown);
     const deadline = Date.now() + SHUTDOWN_CLOSE_WAIT_MS;
     while (this.registry.size > 0 && Date.now() < deadline) {

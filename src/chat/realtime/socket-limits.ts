@@ -6,8 +6,18 @@
 /** A socket without authentication after this long is closed with 4408. */
 export const AUTH_WINDOW_MS = 5_000;
 
-/** At most this many open sockets per user (counted per instance: see the README). */
+/**
+ * At most this many open sockets per user: on each instance, and with Redis across all of them
+ * (socket-seats.ts).
+ */
 export const MAX_SOCKETS_PER_USER = 5;
+
+/**
+ * With Redis, a socket's seat among its user's is leased for this long and renewed while it stays
+ * open, so that the seats of an instance that was killed (it could not give them back) free
+ * themselves within it. A user who held every seat there waits this long at most to reconnect.
+ */
+export const SEAT_LEASE_MS = 20_000;
 
 /**
  * Sockets from one client network (an IPv4 address, an IPv6 /64: `clientNetwork`, as every

@@ -2,6 +2,7 @@ import type { Delivery, EventBus } from '../../events/bus.js';
 import type { ChatSocket } from './chat-socket.js';
 import { VersionOrder } from './ordering.js';
 import { MAX_SOCKETS_PER_USER } from './socket-limits.js';
+import { instanceSeats, type SocketSeats } from './socket-seats.js';
 
 /** Writes one delivery (an event for one user) to that user's sockets on this instance. */
 export type SocketDelivery = (delivery: Delivery, sockets: ReadonlySet<ChatSocket>) => void;
@@ -16,7 +17,8 @@ interface UserSockets {
 /**
  * The sockets this instance holds, all of them and by user. A user's first socket subscribes this
  * instance to the user's events (one bus listener per user, whatever their socket count), put back
- * in version order per conversation (ordering.ts); the last one to close unsubscribes.
+ * in version order per conversation (ordering.ts); the last one to close unsubscribes. Each
+ * authenticated socket holds a seat among its user's on every instance (socket-seats.ts).
  */
 export class SocketRegistry {
   private readonly all = new Set<ChatSocket>();
@@ -25,6 +27,7 @@ export class SocketRegistry {
   constructor(
     private readonly bus: EventBus,
     private readonly deliver: SocketDelivery,
+    private readonly seating: SocketSeats = instanceSeats,
   ) {}
 
   get size(): number {
@@ -56,8 +59,20 @@ export class SocketRegistry {
       this.byUser.set(userId, user);
     }
     if (openCount(user.sockets) >= MAX_SOCKETS_PER_USER) return false;
+    // Counted here before anything is awaited: two sockets of one user on this instance
+    // cannot both take its last place.
     user.sockets.add(socket);
-    await user.subscription;
+    const [seat] = await Promise.all([this.seating.take(userId), user.subscription]);
+    if (seat === undefined) {
+      this.detach(userId, socket);
+      return false;
+    }
+    // Closed, or closing, while its seat was being taken: it holds no seat.
+    if (!socket.isOpen || !user.sockets.has(socket)) {
+      await seat.release();
+      return false;
+    }
+    socket.seat = seat;
     return true;
   }
 
@@ -65,9 +80,22 @@ export class SocketRegistry {
   remove(socket: ChatSocket): void {
     this.all.delete(socket);
     if (socket.userId === undefined) return;
-    const user = this.byUser.get(socket.userId);
+    void socket.releaseSeat();
+    this.detach(socket.userId, socket);
+  }
+
+  /**
+   * Shutdown: every seat given back before the sockets are told to reconnect elsewhere, where
+   * their seats must be free to take.
+   */
+  async releaseSeats(): Promise<void> {
+    await Promise.all([...this.all].map((socket) => socket.releaseSeat()));
+  }
+
+  private detach(userId: string, socket: ChatSocket): void {
+    const user = this.byUser.get(userId);
     if (user === undefined || !user.sockets.delete(socket) || user.sockets.size > 0) return;
-    this.byUser.delete(socket.userId);
+    this.byUser.delete(userId);
     user.order.dispose();
     void user.subscription.then((unsubscribe) => unsubscribe());
   }
