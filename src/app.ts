@@ -256,7 +256,7 @@ export async function buildApp(
   };
 
   // First: its hooks must see an upgrade before any other hook can refuse it.
-  const seats = overrides.socketSeats ?? (await openSocketSeats(config, clock, app.log));
+  const seats = overrides.socketSeats ?? (await openSocketSeats(config, app.log));
   app.addHook('onClose', async () => seats.close());
   const deps = { ctx, metrics: metrics.realtime, log: app.log, databaseOutage, seats };
   const gateway = await registerWebSockets(app, new ChatGateway(deps, overrides.realtime));

@@ -141,6 +141,36 @@ describe.skipIf(!enabled)('the chat socket across two instances', () => {
     otherOnB.close();
   });
 
+  /** A socket that gets `ready` within 3 s, retried while it is refused (a seat given back late). */
+  async function connectWithin3s(instance: ServiceProcess, account: Signed): Promise<SocketClient> {
+    for (let attempt = 0; attempt < 30; attempt++) {
+      const client = await SocketClient.connect(socketUrl(instance), {
+        token: account.accessToken,
+      });
+      const ready = await client.waitFor('ready').then(
+        () => true,
+        () => false,
+      );
+      if (ready) return client;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('no socket within 3 s');
+  }
+
+  it("counts one user's sockets on both instances: a sixth on either closes with 4429, one closed makes room", async () => {
+    const account = await signIn(a);
+    const onA = [await connect(a, account), await connect(a, account), await connect(a, account)];
+    const onB = [await connect(b, account), await connect(b, account)];
+    for (const instance of [a, b]) {
+      const sixth = await SocketClient.connect(socketUrl(instance), { token: account.accessToken });
+      expect((await sixth.waitClosed()).code).toBe(4429);
+    }
+    onA[0]!.close();
+    await onA[0]!.waitClosed();
+    const again = await connectWithin3s(b, account);
+    for (const client of [again, ...onA.slice(1), ...onB]) client.close();
+  });
+
   /** GET through an instance, for a CatchUpClient. */
   const httpOf =
     (instance: ServiceProcess): HttpGet =>
@@ -187,43 +217,16 @@ describe.skipIf(!enabled)('the chat socket across two instances', () => {
     bystander.close();
   });
 
-  /** A socket that gets `ready` within 3 s, retried while it is refused (a seat given back late). */
-  async function connectWithin3s(instance: ServiceProcess, account: Signed): Promise<SocketClient> {
-    for (let attempt = 0; attempt < 30; attempt++) {
-      const client = await SocketClient.connect(socketUrl(instance), {
-        token: account.accessToken,
-      });
-      const ready = await client.waitFor('ready').then(
-        () => true,
-        () => false,
-      );
-      if (ready) return client;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error('no socket within 3 s');
-  }
-
-  it("counts one user's sockets on both instances: a sixth on either closes with 4429, one closed makes room", async () => {
+  it('SIGTERM closes the sockets with 1001 and the process exits within the grace, its seats free', async () => {
     const account = await signIn(a);
-    const onA = [await connect(a, account), await connect(a, account), await connect(a, account)];
-    const onB = [await connect(b, account), await connect(b, account)];
-    for (const instance of [a, b]) {
-      const sixth = await SocketClient.connect(socketUrl(instance), { token: account.accessToken });
-      expect((await sixth.waitClosed()).code).toBe(4429);
-    }
-    onA[0]!.close();
-    await onA[0]!.waitClosed();
-    const again = await connectWithin3s(b, account);
-    for (const client of [again, ...onA.slice(1), ...onB]) client.close();
-  });
-
-  it('SIGTERM closes the sockets with 1001 and the process exits within the grace', async () => {
-    const account = await signIn(a);
-    const onB = await connect(b, account);
+    const onB = await Promise.all(Array.from({ length: 5 }, () => connect(b, account)));
     const started = Date.now();
     await b.kill('SIGTERM');
-    expect((await onB.closed).code).toBe(1001);
+    for (const client of onB) expect((await client.closed).code).toBe(1001);
+    // Every seat B held is free at once: the five reconnect to A, none refused.
+    const onA = await Promise.all(onB.map(() => connect(a, account)));
     expect(await b.exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
+    for (const client of onA) client.close();
   });
 });

@@ -4,179 +4,236 @@ import type { Redis, Result } from 'ioredis';
 import { CircuitBreaker } from '../../limits/circuit-breaker.js';
 import { OutageLog } from '../../outage-log.js';
 import { failFastConnection, SILENCE_CHECK, type RedisOptions } from '../../redis.js';
-import { MAX_SOCKETS_PER_USER, SEAT_LEASE_MS } from './socket-limits.js';
+import { INSTANCE_LEASE_MS, MAX_SOCKETS_PER_USER } from './socket-limits.js';
 import type { Seat, SocketSeats } from './socket-seats.js';
 
 /**
- * A user's seats are a sorted set of seat names scored by when their lease runs out. A seat whose
- * lease ran out belongs to an instance that stopped renewing it (it was killed): it no longer
- * counts. ARGV: now, lease, limit, seat. Answers 1 when the seat was taken, 0 when all are.
+ * A user's seats are a set of `<instance>:<n>` names; an instance is alive while its key exists
+ * (`beat` keeps it), so the seats of one that was killed stop counting when its key lapses, with
+ * no renewal per seat. ARGV: limit, seat, the instances' key prefix, the set's time to live.
+ * Answers 1 when the seat was taken, 0 when the user's live seats are all taken.
  */
 const TAKE = `
-local key, now, lease, limit, seat = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-if redis.call('ZCARD', key) >= limit then return 0 end
-redis.call('ZADD', key, now + lease, seat)
-if redis.call('PTTL', key) < lease then redis.call('PEXPIRE', key, lease) end
+local key, limit, seat, instances, ttl = KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
+local live = 0
+for _, member in ipairs(redis.call('SMEMBERS', key)) do
+  if redis.call('EXISTS', instances .. string.match(member, '^[^:]*')) == 1 then
+    live = live + 1
+  else
+    redis.call('SREM', key, member)
+  end
+end
+if live >= limit then return 0 end
+redis.call('SADD', key, seat)
+redis.call('PEXPIRE', key, ttl)
 return 1
 `;
 
 /**
- * Extends the leases of seats still held: KEYS[i] holds seat ARGV[i + 2]. A seat Redis lost (it
- * restarted empty) or never had (taken while it was away) is written again: its socket is open.
+ * Writes seats this instance holds: KEYS[i] holds seat ARGV[i + 1]. Seats Redis lost (it restarted
+ * empty) or never had (granted while it was away) are written again, and every user's set lives
+ * another ARGV[1] ms.
  */
-const RENEW = `
-local lease = tonumber(ARGV[2])
-local expiry = tonumber(ARGV[1]) + lease
+const REGISTER = `
+local ttl = tonumber(ARGV[1])
 for i, key in ipairs(KEYS) do
-  redis.call('ZADD', key, expiry, ARGV[i + 2])
-  if redis.call('PTTL', key) < lease then redis.call('PEXPIRE', key, lease) end
+  redis.call('SADD', key, ARGV[i + 1])
+  redis.call('PEXPIRE', key, ttl)
 end
 return #KEYS
+`;
+
+/** Keeps the instance's key alive; answers whether it was still there (0: Redis lost it). */
+const BEAT = `
+local had = redis.call('EXISTS', KEYS[1])
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+return had
 `;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     takeSeat(key: string, ...args: (string | number)[]): Result<number, Context>;
-    renewSeats(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    registerSeats(...keysThenArgs: (string | number)[]): Result<number, Context>;
+    beatInstance(key: string, leaseMs: number): Result<number, Context>;
   }
 }
 
-/** A user's seats are `<REDIS_PREFIX>chat:seats:<user id>`. */
-const KEY_PREFIX = 'chat:seats:';
-/** Seats renewed per script call: one round trip each, none holding Redis long. */
-const RENEW_BATCH = 500;
+/** A user's seats are `<REDIS_PREFIX>chat:seats:<user id>`, an instance's key `…chat:instances:<id>`. */
+const SEATS_PREFIX = 'chat:seats:';
+const INSTANCES_PREFIX = 'chat:instances:';
+/** Seats written per script call: one round trip each, none holding Redis long. */
+const REGISTER_BATCH = 500;
 
 export interface SeatTiming {
-  /** A seat not renewed for this long no longer counts. */
-  readonly leaseMs: number;
-  /** How often this instance renews the seats it holds: well within the lease. */
-  readonly renewEveryMs: number;
+  /** An instance whose key was not renewed for this long is gone, and its seats with it. */
+  readonly instanceLeaseMs: number;
+  /** How often the instance renews its key: well within the lease. */
+  readonly beatEveryMs: number;
+  /**
+   * A user's set lives this long after its last write: what is left of a killed instance's seats
+   * goes away even if the user never comes back. The instance writes its seats again well within
+   * it (every quarter), so a socket open for days keeps its seat.
+   */
+  readonly seatsTtlMs: number;
 }
 
-/** Renewed four times a lease: three renewals may fail (a Redis that blinks) before a seat lapses. */
-const SEAT_TIMING: SeatTiming = { leaseMs: SEAT_LEASE_MS, renewEveryMs: SEAT_LEASE_MS / 4 };
+/** Four beats a lease: three may fail (a Redis that blinks) before the instance counts as gone. */
+const SEAT_TIMING: SeatTiming = {
+  instanceLeaseMs: INSTANCE_LEASE_MS,
+  beatEveryMs: INSTANCE_LEASE_MS / 4,
+  seatsTtlMs: 3_600_000,
+};
 
 /**
- * Every instance's sockets counted in Redis, so that a user's cap holds across the fleet. A
- * seat is leased, and renewed while its socket stays open: a killed instance's seats free
- * themselves within the lease. While Redis is away (after one failed call, until a background
- * probe gets an answer) every seat is granted, so the cap holds per instance as without Redis;
- * the seats granted meanwhile are written to Redis by the next renewal.
+ * Every instance's sockets counted in Redis, so that a user's cap holds across the fleet. While
+ * Redis is away (after one failed call, until a background probe gets an answer) every seat is
+ * granted, so the cap holds per instance as without Redis; the seats granted meanwhile are written
+ * to Redis by the probe that finds it back.
  */
 export class RedisSocketSeats implements SocketSeats {
-  /** The seats this instance holds: seat name → its user's key. */
-  private readonly held = new Map<string, string>();
-  private readonly instance = randomBytes(6).toString('base64url');
+  /** The seats this instance holds: seat number → its user. */
+  private readonly held = new Map<number, string>();
+  private readonly instance = randomBytes(9).toString('base64url');
   private taken = 0;
-  private readonly keyPrefix: string;
+  private readonly seatsPrefix: string;
+  private readonly instancesPrefix: string;
   private readonly breaker: CircuitBreaker;
   private readonly outage: OutageLog;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timers: NodeJS.Timeout[];
 
-  constructor(
+  private constructor(
     private readonly redis: Redis,
-    private readonly clock: () => number,
     log: FastifyBaseLogger,
-    prefix = '',
-    private readonly timing: SeatTiming = SEAT_TIMING,
+    prefix: string,
+    private readonly timing: SeatTiming,
   ) {
-    this.keyPrefix = `${prefix}${KEY_PREFIX}`;
+    this.seatsPrefix = `${prefix}${SEATS_PREFIX}`;
+    this.instancesPrefix = `${prefix}${INSTANCES_PREFIX}`;
     redis.defineCommand('takeSeat', { lua: TAKE, numberOfKeys: 1 });
-    redis.defineCommand('renewSeats', { lua: RENEW });
+    redis.defineCommand('registerSeats', { lua: REGISTER });
+    redis.defineCommand('beatInstance', { lua: BEAT, numberOfKeys: 1 });
     this.outage = new OutageLog({
       dependency: 'Redis',
       meanwhile: "chat sockets are counted against each user's cap per instance",
       counted: (count) => `${count} chat ${count === 1 ? 'socket' : 'sockets'} seated meanwhile`,
       log,
       level: 'warn',
-      clock,
       reportEveryMs: 60_000,
       withStack: false,
     });
     this.breaker = new CircuitBreaker(
-      () => this.renewHeld(),
+      async () => {
+        await this.beat();
+        await this.registerHeld();
+      },
       () => this.outage.answered(),
     );
-    this.timer = setInterval(() => void this.renew(), timing.renewEveryMs).unref();
+    this.timers = [
+      setInterval(() => void this.attempt(() => this.beat()), timing.beatEveryMs).unref(),
+      setInterval(
+        () => void this.attempt(() => this.registerHeld()),
+        timing.seatsTtlMs / 4,
+      ).unref(),
+    ];
   }
 
-  /** Connects as the rate limits do: a command fails at once while Redis is away, never queues. */
+  /**
+   * Connects as the rate limits do (a command fails at once while Redis is away, never queues),
+   * and marks the instance alive before any seat is taken: a seat of an instance without its key
+   * would not count.
+   */
   static async connect(
     url: string,
-    clock: () => number,
     log: FastifyBaseLogger,
     { silenceCheck = SILENCE_CHECK, prefix = '' }: RedisOptions = {},
     timing = SEAT_TIMING,
   ): Promise<RedisSocketSeats> {
     const redis = await failFastConnection(url, log, 'chat socket seats', silenceCheck);
-    return new RedisSocketSeats(redis, clock, log, prefix, timing);
+    const seats = new RedisSocketSeats(redis, log, prefix, timing);
+    await seats.attempt(() => seats.beat());
+    return seats;
   }
 
   async take(userId: string): Promise<Seat | undefined> {
-    const key = this.keyPrefix + userId;
-    const name = `${this.instance}:${(this.taken += 1)}`;
-    if (this.breaker.isOpen) return this.seatMeanwhile(key, name, undefined);
+    const number = (this.taken += 1);
+    if (this.breaker.isOpen) return this.seatMeanwhile(number, userId, undefined);
     try {
-      const { leaseMs } = this.timing;
       const taken = await this.redis.takeSeat(
-        key,
-        this.clock(),
-        leaseMs,
+        this.seatsPrefix + userId,
         MAX_SOCKETS_PER_USER,
-        name,
+        this.seatName(number),
+        this.instancesPrefix,
+        this.timing.seatsTtlMs,
       );
       if (taken === 0) return undefined;
-      return this.hold(key, name);
+      return this.hold(number, userId);
     } catch (error) {
       // A TAKE that timed out may still run in Redis: the seat is held under the same name.
       this.breaker.trip();
-      return this.seatMeanwhile(key, name, error);
+      return this.seatMeanwhile(number, userId, error);
     }
   }
 
+  /** Shutdown (its seats were given back): the instance is gone at once, not after its lease. */
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    for (const timer of this.timers) clearInterval(timer);
     this.breaker.stop();
+    if (!this.breaker.isOpen) await this.redis.del(this.instanceKey).catch(() => undefined);
     this.redis.disconnect();
   }
 
+  private get instanceKey(): string {
+    return this.instancesPrefix + this.instance;
+  }
+
+  private seatName(number: number): string {
+    return `${this.instance}:${number}`;
+  }
+
   /** `cause`: the error that just opened the breaker, if this call met it. */
-  private seatMeanwhile(key: string, name: string, cause: unknown): Seat {
+  private seatMeanwhile(number: number, userId: string, cause: unknown): Seat {
     this.outage.failed(cause);
-    return this.hold(key, name);
+    return this.hold(number, userId);
   }
 
-  private hold(key: string, name: string): Seat {
-    this.held.set(name, key);
-    return { release: () => this.release(name) };
+  private hold(number: number, userId: string): Seat {
+    this.held.set(number, userId);
+    return { release: () => this.release(number) };
   }
 
-  /** Never fails: a seat Redis did not take back frees itself when its lease runs out. */
-  private async release(name: string): Promise<void> {
-    const key = this.held.get(name);
-    if (key === undefined || !this.held.delete(name) || this.breaker.isOpen) return;
-    await this.redis.zrem(key, name).catch(() => undefined);
+  /** Never fails: a seat Redis did not take back goes with its instance, or its user's set. */
+  private async release(number: number): Promise<void> {
+    const userId = this.held.get(number);
+    if (userId === undefined || !this.held.delete(number) || this.breaker.isOpen) return;
+    await this.redis.srem(this.seatsPrefix + userId, this.seatName(number)).catch(() => undefined);
   }
 
-  private async renew(): Promise<void> {
+  /** Runs `call` unless Redis is known to be away; a failure opens the breaker. */
+  private async attempt(call: () => Promise<void>): Promise<void> {
     if (this.breaker.isOpen) return;
-    await this.renewHeld().catch((error: unknown) => {
+    await call().catch((error: unknown) => {
       if (this.breaker.trip()) this.outage.failed(error);
     });
   }
 
-  /** Every held seat's lease from now, in batches; rejects at the first batch that fails. */
-  private async renewHeld(): Promise<void> {
-    const seats = [...this.held];
-    for (let start = 0; start < seats.length; start += RENEW_BATCH) {
-      const batch = seats.slice(start, start + RENEW_BATCH);
-      const keys = batch.map(([, key]) => key);
-      const names = batch.map(([name]) => name);
-      const args = [this.clock(), this.timing.leaseMs, ...names];
-      await this.redis.renewSeats(keys.length, ...keys, ...args);
+  /** The instance is alive for another lease; if Redis had lost its key, it lost the seats too. */
+  private async beat(): Promise<void> {
+    const had = await this.redis.beatInstance(this.instanceKey, this.timing.instanceLeaseMs);
+    if (had === 0) await this.registerHeld();
+  }
+
+  /** Every held seat written to Redis, in batches; rejects at the first batch that fails. */
+  private async registerHeld(): Promise<void> {
+    let keys: string[] = [];
+    let names: string[] = [];
+    for (const [number, userId] of this.held) {
+      keys.push(this.seatsPrefix + userId);
+      names.push(this.seatName(number));
+      if (keys.length < REGISTER_BATCH) continue;
+      await this.redis.registerSeats(keys.length, ...keys, this.timing.seatsTtlMs, ...names);
+      [keys, names] = [[], []];
     }
-    // The breaker's probe: with no seat to renew, Redis must still answer.
-    if (seats.length === 0) await this.redis.ping();
+    if (keys.length === 0) return;
+    await this.redis.registerSeats(keys.length, ...keys, this.timing.seatsTtlMs, ...names);
   }
 }

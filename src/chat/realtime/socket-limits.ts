@@ -13,11 +13,11 @@ export const AUTH_WINDOW_MS = 5_000;
 export const MAX_SOCKETS_PER_USER = 5;
 
 /**
- * With Redis, a socket's seat among its user's is leased for this long and renewed while it stays
- * open, so that the seats of an instance that was killed (it could not give them back) free
- * themselves within it. A user who held every seat there waits this long at most to reconnect.
+ * With Redis, an instance renews a key of its own this often at most apart: the seats of an
+ * instance that was killed (it could not give them back) stop counting once its key lapses. A user
+ * who held every seat there may wait this long to reconnect.
  */
-export const SEAT_LEASE_MS = 20_000;
+export const INSTANCE_LEASE_MS = 10_000;
 
 /**
  * Sockets from one client network (an IPv4 address, an IPv6 /64: `clientNetwork`, as every

@@ -5,7 +5,7 @@ import type { Config } from '../../config.js';
 export interface Seat {
   /**
    * The socket closed: the seat is free for another, once this resolves (it never rejects: a seat
-   * that cannot be given back frees itself when its lease runs out).
+   * that cannot be given back goes with its instance, see INSTANCE_LEASE_MS).
    */
   release(): Promise<void>;
 }
@@ -32,10 +32,9 @@ export const instanceSeats: SocketSeats = Object.freeze({
 /** This instance's count alone by default; with REDIS_URL, every instance's (redis-seats.ts). */
 export async function openSocketSeats(
   config: Config,
-  clock: () => number,
   log: FastifyBaseLogger,
 ): Promise<SocketSeats> {
   if (config.redisUrl === undefined) return instanceSeats;
   const { RedisSocketSeats } = await import('./redis-seats.js');
-  return RedisSocketSeats.connect(config.redisUrl, clock, log, { prefix: config.redisPrefix });
+  return RedisSocketSeats.connect(config.redisUrl, log, { prefix: config.redisPrefix });
 }

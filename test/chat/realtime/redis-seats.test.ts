@@ -4,48 +4,49 @@ import { RedisSocketSeats, type SeatTiming } from '../../../src/chat/realtime/re
 import { MAX_SOCKETS_PER_USER } from '../../../src/chat/realtime/socket-limits.js';
 import type { Seat } from '../../../src/chat/realtime/socket-seats.js';
 import { capturedLog } from '../../helpers/captured-log.js';
+import { TcpProxy } from '../../helpers/tcp-proxy.js';
 import { canRunPrivateRedis, PrivateRedis } from '../../scale/private-servers.js';
 import { waitUntil } from '../../scale/service-process.js';
 
 if (!canRunPrivateRedis) console.warn('no redis-server: skipping test/chat/realtime/redis-seats.');
 
-const LEASE_MS = 1_000;
-/** Renewals by hand only (the timer would not fire within a test). */
-const NO_RENEWALS: SeatTiming = { leaseMs: LEASE_MS, renewEveryMs: 3_600_000 };
-const RENEWING: SeatTiming = { leaseMs: LEASE_MS, renewEveryMs: 50 };
+/** An instance gone for 1.5 s no longer counts; a user's set lives 3 s after its last write. */
+const FAST: SeatTiming = { instanceLeaseMs: 1_500, beatEveryMs: 100, seatsTtlMs: 3_000 };
 
 /**
- * API.md: "5 open sockets per user". With Redis the count holds across instances: each socket's
- * seat, leased and renewed while it stays open. Instances here are RedisSocketSeats sharing one
- * Redis of the test's own (so it can be stopped) and one clock the test moves.
+ * API.md: "5 open sockets per user". With Redis the count holds across instances: each socket
+ * takes a seat, and an instance's seats count while it keeps its own key alive. Instances here are
+ * RedisSocketSeats sharing one Redis of the test's own (so it can be stopped); a killed instance
+ * is one whose connection goes through a proxy that is shut down.
  */
 describe.skipIf(!canRunPrivateRedis)('socket seats counted in Redis', () => {
   let redis: PrivateRedis;
-  let now = 1_700_000_000_000;
-  const clock = () => now;
   const open: RedisSocketSeats[] = [];
+  const proxies: TcpProxy[] = [];
   const log = capturedLog('warn');
 
   beforeAll(async () => {
     redis = await PrivateRedis.create();
   });
   afterEach(async () => {
+    await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
     await Promise.all(open.splice(0).map((seats) => seats.close()));
   });
   afterAll(async () => {
     await redis?.kill();
   });
 
-  async function instance(timing = NO_RENEWALS): Promise<RedisSocketSeats> {
-    const seats = await RedisSocketSeats.connect(
-      redis.url,
-      clock,
-      log.log,
-      { prefix: 't:' },
-      timing,
-    );
+  async function instance(url = redis.url, timing = FAST): Promise<RedisSocketSeats> {
+    const seats = await RedisSocketSeats.connect(url, log.log, { prefix: 't:' }, timing);
     open.push(seats);
     return seats;
+  }
+
+  /** An instance whose Redis connection can be cut for good (`kill`), as a killed process's is. */
+  async function killable(): Promise<{ seats: RedisSocketSeats; kill: () => Promise<void> }> {
+    const proxy = await TcpProxy.start(redis.port);
+    proxies.push(proxy);
+    return { seats: await instance(`redis://127.0.0.1:${proxy.port}`), kill: () => proxy.close() };
   }
 
   async function takeAll(seats: RedisSocketSeats, userId: string, count: number): Promise<Seat[]> {
@@ -58,9 +59,13 @@ describe.skipIf(!canRunPrivateRedis)('socket seats counted in Redis', () => {
     return taken;
   }
 
-  const seatCount = (userId: string) => Number(redis.cli('ZCARD', `t:chat:seats:${userId}`));
-  const keyGone = (userId: string) =>
-    waitUntil('the key gone', () => redis.cli('EXISTS', `t:chat:seats:${userId}`) === '0', 5_000);
+  const seatCount = (userId: string) => Number(redis.cli('SCARD', `t:chat:seats:${userId}`));
+  const setGone = (userId: string) =>
+    waitUntil(
+      "the user's set gone",
+      () => redis.cli('EXISTS', `t:chat:seats:${userId}`) === '0',
+      FAST.seatsTtlMs + 2_000,
+    );
 
   it("counts a user's seats on every instance: a sixth is refused on either, one given back makes room", async () => {
     const [a, b] = [await instance(), await instance()];
@@ -76,51 +81,51 @@ describe.skipIf(!canRunPrivateRedis)('socket seats counted in Redis', () => {
     expect(seatCount(user)).toBe(MAX_SOCKETS_PER_USER);
   });
 
-  it('frees the seats of an instance that stopped renewing them once their lease runs out', async () => {
-    const [killed, b] = [await instance(), await instance()];
+  it('frees the seats of an instance that was killed once its key lapses', async () => {
+    const [killed, b] = [await killable(), await instance()];
     const user = randomUUID();
-    await takeAll(killed, user, MAX_SOCKETS_PER_USER);
-    await killed.close(); // gives nothing back, as a killed process cannot
-    now += LEASE_MS - 1;
+    await takeAll(killed.seats, user, MAX_SOCKETS_PER_USER);
+    await killed.kill(); // gives nothing back, as a killed process cannot
+    const since = Date.now();
     expect(await b.take(user)).toBeUndefined();
-    now += 1;
+    await waitUntil('a seat', async () => (await b.take(user)) !== undefined, 10_000, 50);
+    expect(Date.now() - since).toBeLessThan(FAST.instanceLeaseMs + 2_000);
+    await takeAll(b, user, MAX_SOCKETS_PER_USER - 1);
+  });
+
+  it('keeps the seats of a live instance however long its sockets stay open', async () => {
+    const [a, b] = [await killable(), await instance()];
+    const user = randomUUID();
+    await takeAll(a.seats, user, MAX_SOCKETS_PER_USER);
+    await new Promise((resolve) => setTimeout(resolve, FAST.seatsTtlMs + FAST.instanceLeaseMs));
+    expect(await b.take(user)).toBeUndefined();
+    expect(seatCount(user)).toBe(MAX_SOCKETS_PER_USER);
+    // Written again all along, the set still goes once nobody writes it.
+    await a.kill();
+    await setGone(user);
+  });
+
+  it("leaves nothing in Redis of a killed instance's user once the set's time has run out", async () => {
+    const killed = await killable();
+    const user = randomUUID();
+    await takeAll(killed.seats, user, 2);
+    await killed.kill();
+    await setGone(user);
+  });
+
+  it("frees a closed instance's seats at once (a shutdown)", async () => {
+    const [a, b] = [await instance(), await instance()];
+    const user = randomUUID();
+    await takeAll(a, user, MAX_SOCKETS_PER_USER);
+    await a.close();
     await takeAll(b, user, MAX_SOCKETS_PER_USER);
   });
 
-  it('renews the seats it holds, so they outlast their lease while their sockets stay open', async () => {
-    const [a, b] = [await instance(RENEWING), await instance()];
-    const user = randomUUID();
-    await takeAll(a, user, MAX_SOCKETS_PER_USER);
-    for (let step = 0; step < 3; step++) {
-      now += LEASE_MS - 100;
-      const leasedUntil = now + LEASE_MS;
-      await waitUntil('a renewal', () => {
-        const scores = redis.cli('ZRANGE', `t:chat:seats:${user}`, '0', '-1', 'WITHSCORES');
-        const until = (scores ?? '').split('\n').filter((_, i) => i % 2 === 1);
-        return (
-          until.length === MAX_SOCKETS_PER_USER && until.every((s) => Number(s) >= leasedUntil)
-        );
-      });
-    }
-    expect(await b.take(user)).toBeUndefined();
-    // Longer than a lease in Redis's own time too: the key lives while its seats are renewed.
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200));
-    expect(seatCount(user)).toBe(MAX_SOCKETS_PER_USER);
-    // And no longer than a lease once the renewals stop.
-    await a.close();
-    await keyGone(user);
-  });
-
-  it("leaves nothing in Redis of a killed instance's user once the lease has run out", async () => {
-    const killed = await instance();
-    const user = randomUUID();
-    await takeAll(killed, user, 2);
-    await killed.close();
-    await keyGone(user);
-  });
+  /** Seats written again only when something calls for it (no periodic write within a test). */
+  const rarelyWritten = { ...FAST, seatsTtlMs: 3_600_000 };
 
   it('writes its seats again after Redis lost them (a restart without persistence)', async () => {
-    const [a, b] = [await instance(RENEWING), await instance()];
+    const [a, b] = [await instance(redis.url, rarelyWritten), await instance()];
     const user = randomUUID();
     await takeAll(a, user, 2);
     redis.cli('FLUSHALL');
@@ -129,21 +134,21 @@ describe.skipIf(!canRunPrivateRedis)('socket seats counted in Redis', () => {
     expect(await b.take(user)).toBeUndefined();
   });
 
-  it('grants seats while Redis is away (the instance count still applies) and writes them there once it answers', async () => {
-    const a = await instance();
+  it('grants seats while Redis does not answer (the instance count still applies) and writes them there once it does', async () => {
+    // Frozen for less than an instance's lease: Redis keeps every key, but not the seats granted.
+    const a = await instance(redis.url, { ...rarelyWritten, instanceLeaseMs: 60_000 });
     const user = randomUUID();
     await takeAll(a, user, 1);
     const linesBefore = log.lines.length;
-    await redis.kill();
-    await takeAll(a, user, 4); // the first one meets the outage, the others the open breaker
+    redis.freeze();
+    await takeAll(a, user, 4); // the first one waits out the timeout, the others the open breaker
     const during = log.lines.slice(linesBefore).map((line) => JSON.parse(line) as { msg: string });
     const outage = during.filter((line) => line.msg.startsWith('Redis is unavailable'));
     expect(outage.map((line) => line.msg)).toEqual([
       "Redis is unavailable: chat sockets are counted against each user's cap per instance",
     ]);
-    await redis.start();
+    redis.thaw();
     await waitUntil('the seats granted meanwhile written', () => seatCount(user) === 5, 15_000);
-    // Another instance, connected once Redis is back (b's connection may still be reconnecting).
     expect(await (await instance()).take(user)).toBeUndefined();
   });
 
