@@ -85,8 +85,7 @@ export function withErrors<T extends Record<number, TSchema>>(
   for (const [status, listed] of codes) {
     // Any /api route may also answer the per-IP budget's 429 (docs.ts).
     if (status === 429) listed.add('rate_limited');
-    const list = [...listed].map((code) => `\`${code}\``).join(', ');
-    named[status] = status === 429 ? tooMany(list) : Type.Ref(ErrorBody, { description: list });
+    named[status] = status === 429 ? tooMany(codeList([...listed])) : errorsNamed([...listed]);
   }
   return {
     ...(named as Record<never, never>),
@@ -95,6 +94,24 @@ export function withErrors<T extends Record<number, TSchema>>(
     '5xx': Type.Ref(ErrorBody),
   };
 }
+
+/** The codes each error response made by `errorsNamed` lists, for docs.ts to add to. */
+const namedCodes = new WeakMap<object, readonly string[]>();
+
+/** An error response whose description lists `codes`. */
+export function errorsNamed(codes: readonly string[]) {
+  const response = Type.Ref(ErrorBody, { description: codeList(codes) });
+  namedCodes.set(response, codes);
+  return response;
+}
+
+/** The codes an error response from `errorsNamed` lists; none for any other. */
+export function codesNamedBy(response: unknown): readonly string[] {
+  if (typeof response !== 'object' || response === null) return [];
+  return namedCodes.get(response) ?? [];
+}
+
+const codeList = (codes: readonly string[]) => codes.map((code) => `\`${code}\``).join(', ');
 
 /**
  * What each `pattern` asks for, in words: a value that fails one is told this, never the regular

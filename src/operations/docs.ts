@@ -6,7 +6,13 @@ import fp from 'fastify-plugin';
 import { chatSocketDocument, type ApiInfo } from '../chat/realtime/asyncapi.js';
 import { Errors } from '../errors.js';
 import { isApiPath, type RouteAccess } from '../http/authenticate.js';
-import { ErrorBody, TooManyRequests, Unauthorized } from '../http/schemas.js';
+import {
+  codesNamedBy,
+  ErrorBody,
+  errorsNamed,
+  TooManyRequests,
+  Unauthorized,
+} from '../http/schemas.js';
 
 /** Both documents' title and version: the OpenAPI one and the chat socket's AsyncAPI one. */
 const INFO: ApiInfo = { title: 'Account service API', version: '1.0.0' };
@@ -109,8 +115,7 @@ const readsBody = (schema: FastifySchema, route: RouteOptions): boolean =>
  */
 function withInputErrors(body: boolean, query: boolean, response: Record<string, unknown>): void {
   if (!body && !query) return;
-  const named = (response['400'] as { description?: string } | undefined)?.description ?? '';
-  const codes = [...named.matchAll(/`([a-z_]+)`/g)].map(([, code]) => code as string);
+  const codes = [...codesNamedBy(response['400'])];
   for (const { code } of [...(body ? [Errors.invalidJson] : []), Errors.validationFailed])
     if (!codes.includes(code)) codes.push(code);
   response['400'] = errorsNamed(codes);
@@ -118,9 +123,6 @@ function withInputErrors(body: boolean, query: boolean, response: Record<string,
   response['413'] ??= errorsNamed([Errors.payloadTooLarge.code]);
   response['415'] ??= errorsNamed([Errors.unsupportedMediaType.code]);
 }
-
-const errorsNamed = (codes: readonly string[]) =>
-  Type.Ref(ErrorBody, { description: codes.map((code) => `\`${code}\``).join(', ') });
 
 interface DocumentedBody {
   required?: boolean;
