@@ -195,7 +195,12 @@ export async function buildApp(
       ? await openDatabase(config.database, { ...serviceDatabaseOptions(config), poolSize: 1 })
       : db;
 
-  const { store: limitStore, check: redisCheck } = await openLimitStore(config, clock, app.log);
+  // Each Redis client waits up to 2 s for Redis at start-up: side by side, not one after another.
+  const [{ store: limitStore, check: redisCheck }, bus, seats] = await Promise.all([
+    openLimitStore(config, clock, app.log),
+    overrides.events ?? openEventBus(config, clock, app.log),
+    overrides.socketSeats ?? openSocketSeats(config, app.log),
+  ]);
 
   const transport = config.smtpUrl
     ? await smtpTransport(config.smtpUrl, config.mailFrom)
@@ -212,9 +217,8 @@ export async function buildApp(
     databaseOutage,
   });
   const metrics = new Metrics(() => delivery.pendingCount());
-  const events = countingPublications(
-    overrides.events ?? (await openEventBus(config, clock, app.log)),
-    (type, recipients) => metrics.realtime.eventPublished(type, recipients),
+  const events = countingPublications(bus, (type, recipients) =>
+    metrics.realtime.eventPublished(type, recipients),
   );
   const stopHousekeeping =
     overrides.housekeeping === false
@@ -256,7 +260,6 @@ export async function buildApp(
   };
 
   // First: its hooks must see an upgrade before any other hook can refuse it.
-  const seats = overrides.socketSeats ?? (await openSocketSeats(config, app.log));
   app.addHook('onClose', async () => seats.close());
   const deps = { ctx, metrics: metrics.realtime, log: app.log, databaseOutage, seats };
   const gateway = await registerWebSockets(app, new ChatGateway(deps, overrides.realtime));
