@@ -114,10 +114,17 @@ export class PrivatePostgres {
 export class PrivateRedis {
   private child: ChildProcess | undefined;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly dir: string | undefined,
+  ) {}
 
-  static async create(): Promise<PrivateRedis> {
-    const redis = new PrivateRedis(await freePort());
+  /**
+   * With `dir`, a `SAVE` writes a snapshot there, which the server loads when it starts again (a
+   * crash and restart of a Redis that snapshots, as Redis does by default).
+   */
+  static async create({ dir }: { dir?: string } = {}): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort(), dir);
     await redis.start();
     return redis;
   }
@@ -141,6 +148,7 @@ export class PrivateRedis {
         'no',
         '--daemonize',
         'no',
+        ...(this.dir === undefined ? [] : ['--dir', this.dir]),
       ],
       { stdio: 'ignore' },
     );

@@ -84,16 +84,25 @@ const SEAT_TIMING: SeatTiming = {
   seatsTtlMs: 3_600_000,
 };
 
+const newInstanceId = () => randomBytes(9).toString('base64url');
+
 /**
  * Every instance's sockets counted in Redis, so that a user's cap holds across the fleet. While
  * Redis is away (after one failed call, until a background probe gets an answer) every seat is
- * granted, so the cap holds per instance as without Redis; the seats granted meanwhile are written
- * to Redis by the probe that finds it back.
+ * granted, so the cap holds per instance as without Redis.
+ *
+ * Whenever Redis may hold seats this instance no longer has (a seat given back while Redis could
+ * not hear of it, a removal that failed, a Redis restarted from a snapshot older than some
+ * releases), the instance takes a new name and drops its old key: every seat under the old name
+ * stops counting at once, and the seats it holds are written under the new one. It does so when
+ * the breaker's probe finds Redis back and after every reconnection.
  */
 export class RedisSocketSeats implements SocketSeats {
   /** The seats this instance holds: seat number → its user. */
   private readonly held = new Map<number, string>();
-  private readonly instance = randomBytes(9).toString('base64url');
+  private instance = newInstanceId();
+  /** A change of name under way (see `rename`). */
+  private renaming: Promise<void> | undefined;
   private taken = 0;
   private readonly seatsPrefix: string;
   private readonly instancesPrefix: string;
@@ -122,12 +131,15 @@ export class RedisSocketSeats implements SocketSeats {
       withStack: false,
     });
     this.breaker = new CircuitBreaker(
-      async () => {
-        await this.beat();
-        await this.registerHeld();
+      () => this.rename(),
+      () => {
+        this.outage.answered();
+        // Seats granted while the probe's last write was on its way.
+        void this.attempt(() => this.registerHeld());
       },
-      () => this.outage.answered(),
     );
+    // Every reconnection after this one: what Redis holds now is not known.
+    redis.on('ready', () => void this.attempt(() => this.rename()));
     this.timers = [
       setInterval(() => void this.attempt(() => this.beat()), timing.beatEveryMs).unref(),
       setInterval(
@@ -201,15 +213,18 @@ export class RedisSocketSeats implements SocketSeats {
     return { release: () => this.release(number) };
   }
 
-  /** Never fails: a seat Redis did not take back goes with its instance, or its user's set. */
+  /**
+   * Never fails. A seat Redis did not take back (it is away, or the removal failed) stops
+   * counting when the instance renames itself, which the open breaker's probe does.
+   */
   private async release(number: number): Promise<void> {
     const userId = this.held.get(number);
-    if (userId === undefined || !this.held.delete(number) || this.breaker.isOpen) return;
-    await this.redis.srem(this.seatsPrefix + userId, this.seatName(number)).catch(() => undefined);
+    if (userId === undefined || !this.held.delete(number)) return;
+    await this.attempt(() => this.redis.srem(this.seatsPrefix + userId, this.seatName(number)));
   }
 
   /** Runs `call` unless Redis is known to be away; a failure opens the breaker. */
-  private async attempt(call: () => Promise<void>): Promise<void> {
+  private async attempt(call: () => Promise<unknown>): Promise<void> {
     if (this.breaker.isOpen) return;
     await call().catch((error: unknown) => {
       if (this.breaker.trip()) this.outage.failed(error);
@@ -222,7 +237,24 @@ export class RedisSocketSeats implements SocketSeats {
     if (had === 0) await this.registerHeld();
   }
 
-  /** Every held seat written to Redis, in batches; rejects at the first batch that fails. */
+  /**
+   * A new name: the old one's key goes, and every seat under it with it; the seats held are
+   * written under the new one (by its first beat). One at a time: a reconnection and the probe
+   * may ask together.
+   */
+  private rename(): Promise<void> {
+    this.renaming ??= (async () => {
+      const old = this.instanceKey;
+      this.instance = newInstanceId();
+      await this.redis.del(old);
+      await this.beat();
+    })().finally(() => {
+      this.renaming = undefined;
+    });
+    return this.renaming;
+  }
+
+  /** Every held seat written to Redis under the current name, in batches; rejects at a failure. */
   private async registerHeld(): Promise<void> {
     let keys: string[] = [];
     let names: string[] = [];
