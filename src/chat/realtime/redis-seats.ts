@@ -103,6 +103,8 @@ export class RedisSocketSeats implements SocketSeats {
   private instance = newInstanceId();
   /** A change of name under way (see `rename`). */
   private renaming: Promise<void> | undefined;
+  /** The keys of names given up whose deletion has not been seen to succeed. */
+  private retired: string[] = [];
   private taken = 0;
   private readonly seatsPrefix: string;
   private readonly instancesPrefix: string;
@@ -186,11 +188,14 @@ export class RedisSocketSeats implements SocketSeats {
     }
   }
 
-  /** Shutdown (its seats were given back): the instance is gone at once, not after its lease. */
+  /**
+   * Shutdown (its seats were given back): the instance is gone at once, not after its lease, even
+   * with the breaker open (a seat given back meanwhile went with it), if Redis takes the deletion.
+   */
   async close(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
     this.breaker.stop();
-    if (!this.breaker.isOpen) await this.redis.del(this.instanceKey).catch(() => undefined);
+    await this.redis.del(this.instanceKey, ...this.retired).catch(() => undefined);
     this.redis.disconnect();
   }
 
@@ -244,9 +249,11 @@ export class RedisSocketSeats implements SocketSeats {
    */
   private rename(): Promise<void> {
     this.renaming ??= (async () => {
-      const old = this.instanceKey;
+      // Every name given up until one deletion succeeds: a rename that failed gave one up too.
+      this.retired.push(this.instanceKey);
       this.instance = newInstanceId();
-      await this.redis.del(old);
+      await this.redis.del(...this.retired);
+      this.retired = [];
       await this.beat();
     })().finally(() => {
       this.renaming = undefined;

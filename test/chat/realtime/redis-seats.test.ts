@@ -37,6 +37,7 @@ describe.skipIf(!canRunPrivateRedis)('socket seats counted in Redis', () => {
   });
   afterEach(async () => {
     redis.thaw();
+    redis.cli('CONFIG', 'SET', 'min-replicas-to-write', '0');
     await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
     await Promise.all(open.splice(0).map((seats) => seats.close()));
   });
@@ -283,14 +284,30 @@ describe.skipIf(!canRunPrivateRedis)('socket seats counted in Redis', () => {
     }
   });
 
+  it("frees a closed instance's seats at once with its breaker open, under every name it gave up", async () => {
+    const a = await instance(redis.url, rarelyBeating);
+    const user = randomUUID();
+    await takeAll(a, user, MAX_SOCKETS_PER_USER);
+    redis.cli('CONFIG', 'SET', 'min-replicas-to-write', '1'); // every write: NOREPLICAS
+    await a.take(randomUUID()); // refused: the breaker opens
+    const name = internals(a).instance;
+    await renamed(a, name); // the probe gave its name up, but could not delete its key
+    redis.cli('CONFIG', 'SET', 'min-replicas-to-write', '0');
+    await a.close();
+    expect(await grantable(await instance(), user)).toBe(MAX_SOCKETS_PER_USER);
+  });
+
   it('frees in Redis a seat whose removal Redis refused (writes refused, the connection kept)', async () => {
     const a = await instance(redis.url, rarelyBeating);
     const user = randomUUID();
     const seats = await takeAll(a, user, MAX_SOCKETS_PER_USER);
     redis.cli('CONFIG', 'SET', 'min-replicas-to-write', '1'); // every write: NOREPLICAS
     await Promise.all(seats.map((seat) => seat.release()));
+    const name = internals(a).instance;
+    await renamed(a, name); // the probe gave the name up, but could not delete its key yet
     redis.cli('CONFIG', 'SET', 'min-replicas-to-write', '0');
-    await breakerClosed(a);
+    await breakerClosed(a); // a later probe deleted it, and the name before
+
     expect(await grantable(await instance(), user)).toBe(MAX_SOCKETS_PER_USER);
   });
 });
