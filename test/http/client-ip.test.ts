@@ -39,6 +39,21 @@ describe.each(backends)('client addresses with an IPv6 zone ($name)', (backend) 
     });
     expect(sessions.json().sessions.map((s: { ip: string }) => s.ip)).toEqual(['fe80::1']);
   });
+
+  it('the longest address in text (45 characters: IPv6 with an IPv4 tail) is an address, kept whole', async () => {
+    const longest = '0000:0000:0000:0000:0000:ffff:192.168.100.200';
+    expect(longest).toHaveLength(45);
+    const registered = await t.post(
+      '/api/register',
+      { email: uniqueEmail(), password: STRONG_PASSWORD },
+      { ip: randomIp(), headers: { 'x-forwarded-for': longest } },
+    );
+    expect(registered.statusCode, registered.body).toBe(201);
+    const sessions = await t.call('GET', '/api/sessions', {
+      token: registered.json().access_token,
+    });
+    expect(sessions.json().sessions.map((s: { ip: string }) => s.ip)).toEqual([longest]);
+  });
 });
 
 /**
@@ -76,7 +91,7 @@ describe.each(backends)('client addresses with a port ($name)', (backend) => {
   });
 
   it('a port alone, or a port past 5 digits, is no address: the socket is the client', async () => {
-    for (const forwarded of [':8080', '203.0.113.7:123456', '[]:80']) {
+    for (const forwarded of [':8080', '203.0.113.7:123456', '[2001:db8::7]:123456', '[]:80']) {
       const registered = await t.post(
         '/api/register',
         { email: uniqueEmail(), password: STRONG_PASSWORD },

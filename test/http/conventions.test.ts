@@ -354,6 +354,15 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
       }
     });
 
+    it('a query string does not hide the path: a wrong method with one still gets 405 with Allow', async () => {
+      const profile = await t.call('PUT', '/api/profile?fields=name', { body: {} });
+      expectError(profile, 405, 'method_not_allowed');
+      expect(profile.headers.allow).toBe('DELETE, GET, HEAD, PATCH');
+      const login = await t.call('GET', '/api/login?next=%2F');
+      expectError(login, 405, 'method_not_allowed');
+      expect(login.headers.allow).toBe('POST');
+    });
+
     it('a path with a trailing slash is another path: 404 for every method, never a 405 naming one that 404s too', async () => {
       for (const method of ['GET', 'POST'] as const)
         expectError(await t.call(method, '/api/login/', { body: {} }), 404, 'not_found');
@@ -393,7 +402,7 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
 
   // API.md "Conventions": codes for the generic cases include `internal_error`; "A 5xx never
   // reveals internals (no stack, no SQL)".
-  it('a bug is answered 500 internal_error in the error shape, revealing neither its message nor its stack', async () => {
+  it('a bug is answered 500 internal_error in the error shape, revealing neither its message nor its stack, and logged with its stack', async () => {
     const secretDetail = 'SELECT password_hash FROM users WHERE id = 42';
     let failNext = false;
     // Another instance on this database, whose clock throws once, on its next reading after
@@ -421,6 +430,12 @@ describe.each(backends)('HTTP conventions ($name)', (backend) => {
       });
       expect(response.body).not.toContain('SELECT');
       expect(response.body).not.toContain('.ts:');
+      // What the answer hides, the log keeps: one error line with the stack, for the operator.
+      const failures = failing.logs
+        .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { stack?: string } })
+        .filter((line) => line.msg === 'request failed');
+      expect(failures.map((line) => line.level)).toEqual([50]);
+      expect(failures[0]?.err?.stack).toMatch(/\n\s+at /);
       // The next request is served as usual.
       expect(
         (await failing.call('GET', '/api/profile', { token: account.accessToken })).statusCode,

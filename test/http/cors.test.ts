@@ -79,7 +79,9 @@ describe.each(backends)(
     it('answers an OPTIONS that is no preflight as any unknown method', async () => {
       const t = await TestApp.start(backend, { env: { CORS_ORIGINS: APP } });
       try {
-        for (const headers of [{}, { origin: APP }] as Record<string, string>[]) {
+        // Access-Control-Request-Method without Origin is no preflight either (both are needed).
+        const noOrigin = { 'access-control-request-method': 'PATCH' };
+        for (const headers of [{}, { origin: APP }, noOrigin] as Record<string, string>[]) {
           const known = await t.call('OPTIONS', '/api/profile', { headers });
           expect(known.statusCode).toBe(405);
           expect(known.headers.allow).toBe('DELETE, GET, HEAD, PATCH');

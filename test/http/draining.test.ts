@@ -74,3 +74,52 @@ describe.each(backends)('a draining instance, CORS_ORIGINS set ($name)', (backen
     expect(head).toContain(`access-control-allow-origin: ${origin}`);
   });
 });
+
+// A request already past the drain's check when the shutdown begins is served; its answer then
+// asks the client to reconnect (elsewhere), so that its keep-alive connection does not hold the
+// shutdown open.
+describe.each(backends)(
+  'a request in flight when the instance begins to shut down ($name)',
+  (backend) => {
+    it('is answered as usual, with Connection: close', async () => {
+      const t = await TestApp.start(backend, { env: { LOG_LEVEL: 'debug' } });
+      const port = Number(new URL(await t.listen()).port);
+      const socket = connect(port, '127.0.0.1');
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      await new Promise((resolve) => socket.once('connect', resolve));
+      // Its headers, not yet its body: the onRequest hooks run (the drain's first, then the log's),
+      // then the request waits for the body.
+      socket.write(
+        'POST /api/forgot-password HTTP/1.1\r\nHost: localhost\r\n' +
+          'Content-Type: application/json\r\nContent-Length: 2\r\n\r\n',
+      );
+      const received = () =>
+        t.logs.some((line) => {
+          const entry = JSON.parse(line) as { msg?: string; url?: string };
+          return entry.msg === 'request received' && entry.url === '/api/forgot-password';
+        });
+      await until(received, 'the request to pass its onRequest hooks');
+      const closing = t.close();
+      await until(() => !t.app.server.listening, 'the shutdown to begin');
+      socket.write('{}');
+      try {
+        const complete = () => {
+          const [head, body] = text.split('\r\n\r\n', 2);
+          const length = /content-length: (\d+)/i.exec(head ?? '')?.[1];
+          return length !== undefined && Buffer.byteLength(body ?? '') >= Number(length);
+        };
+        await until(complete, 'the whole answer');
+        const [head = '', body = ''] = text.split('\r\n\r\n');
+        expect(head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+        expect(JSON.parse(body).error).toBe('validation_failed');
+        expect(head.toLowerCase()).toContain('connection: close');
+        await closed; // the server closed it: the client did not have to
+      } finally {
+        socket.destroy();
+        await closing;
+      }
+    });
+  },
+);

@@ -76,6 +76,13 @@ describe.each(backends)('protocol-level errors on a real socket ($name)', (backe
       431,
       `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`,
     ],
+    [
+      // Node's parser caps a body's chunk extensions (16 KiB): a body too large, as Node answers it.
+      'chunk extensions over the size limit',
+      413,
+      'POST /api/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+        `Transfer-Encoding: chunked\r\n\r\n2;x=${'a'.repeat(20_000)}\r\n{}\r\n0\r\n\r\n`,
+    ],
   ];
 
   it.each(cases)(
@@ -96,6 +103,17 @@ describe.each(backends)('protocol-level errors on a real socket ($name)', (backe
       expect(t.logs.some((line) => (JSON.parse(line) as { reqId?: string }).reqId === id)).toBe(
         true,
       );
+    },
+  );
+
+  // Written straight to the socket, past every hook (the missing Host alone is refused by a hook):
+  // still the headers every answer gets, and no cache keeps them.
+  it.each(cases.filter(([name]) => !name.includes('Host')))(
+    '%s is answered with X-Content-Type-Options: nosniff and Cache-Control: no-store',
+    async (_name, _status, bytes) => {
+      const response = await exchange(bytes);
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+      expect(response.headers['cache-control']).toBe('no-store');
     },
   );
 
