@@ -4,7 +4,9 @@ import { pino } from 'pino';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Delivery, EventBus } from '../../src/events/bus.js';
-import { publishSessionsEnded } from '../../src/events/account-events.js';
+import { publishAccountDeleted, publishSessionsEnded } from '../../src/events/account-events.js';
+import { openEventBus } from '../../src/events/open-bus.js';
+import { loadConfig } from '../../src/config.js';
 import { MemoryEventBus } from '../../src/events/memory-bus.js';
 import { RedisEventBus } from '../../src/events/redis-bus.js';
 import type { SilenceCheck } from '../../src/redis.js';
@@ -181,7 +183,17 @@ describe.skipIf(!redisUrl)(
         const alice = user();
         const got: Delivery[] = [];
         await bus.subscribe(alice, (d) => got.push(d));
-        for (const payload of ['null', '42', '[]', '{"t":1}', '{"t":1,"e":null}', '{"t":1,"e":{}}'])
+        for (const payload of [
+          'null',
+          '42',
+          '[]',
+          '{"t":1}',
+          '{"t":1,"e":null}',
+          '{"t":1,"e":{}}',
+          // A typed event without our publication time, or with one that is not a number.
+          '{"e":{"type":"message.created","foreign":true}}',
+          '{"t":"1","e":{"type":"message.created","foreign":true}}',
+        ])
           await other.publish(`events:user:${alice}`, payload);
         await other.publish(`events:user:${alice}`, '{"t":1,"e":{"type":"message.created"}}');
         await waitUntil('the one event', async () => got.length > 0, 5_000);
@@ -219,6 +231,71 @@ describe.skipIf(!redisUrl)('event bus (redis): REDIS_PREFIX', () => {
       await Promise.all([publisher, sameDeployment, otherDeployment].map((bus) => bus.close()));
     }
   });
+
+  it("hears a resync on its own deployment's channel, not on another's", async () => {
+    const [mine, theirs] = [`${user()}:`, `${user()}:`];
+    const bus = await RedisEventBus.connect(redisUrl as string, log, Date.now, { prefix: mine });
+    const other = new Redis(redisUrl as string);
+    try {
+      let resyncs = 0;
+      bus.onResync(() => (resyncs += 1));
+      await other.publish(`${theirs}events:resync`, '');
+      await new Promise((resolve) => setTimeout(resolve, 1_000)); // past the 500 ms gathering
+      expect(resyncs).toBe(0);
+      // An instance of this deployment that lost publishes says so on the prefixed channel.
+      await other.publish(`${mine}events:resync`, '');
+      await waitUntil('the resync', async () => resyncs === 1, 5_000);
+    } finally {
+      other.disconnect();
+      await bus.close();
+    }
+  });
+
+  it('is what the service opens with REDIS_URL and REDIS_PREFIX', async () => {
+    const prefix = `${user()}:`;
+    const config = loadConfig({ REDIS_URL: redisUrl as string, REDIS_PREFIX: prefix });
+    const bus = await openEventBus(config, Date.now, log);
+    const other = new Redis(redisUrl as string);
+    try {
+      const alice = user();
+      const got: Delivery[] = [];
+      await bus.subscribe(alice, (d) => got.push(d));
+      const message = (n: number) => JSON.stringify({ t: Date.now(), e: { type: 't', n } });
+      await other.publish(`events:user:${alice}`, message(1)); // another deployment's channel
+      await other.publish(`${prefix}events:user:${alice}`, message(2));
+      await waitUntil('the event on its own channel', async () => got.length > 0, 5_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(got.map((d) => d.event.n)).toEqual([2]);
+    } finally {
+      other.disconnect();
+      await bus.close();
+    }
+  });
+});
+
+describe.skipIf(!redisUrl)("event bus (redis): a user's channel", () => {
+  it('is left once the last listener of the user on this instance is gone, not before', async () => {
+    const bus = await RedisEventBus.connect(redisUrl as string, log);
+    const admin = new Redis(redisUrl as string);
+    const subscribers = async (channel: string) =>
+      Number(((await admin.pubsub('NUMSUB', channel)) as unknown[])[1]);
+    try {
+      const alice = user();
+      const channel = `events:user:${alice}`;
+      const stopFirst = await bus.subscribe(alice, () => undefined);
+      const stopSecond = await bus.subscribe(alice, () => undefined);
+      expect(await subscribers(channel)).toBe(1);
+      stopFirst();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await subscribers(channel)).toBe(1); // the second listener still needs it
+      stopSecond();
+      // Otherwise the instance keeps every user who ever had a socket here, and their traffic.
+      await waitUntil('the channel left', async () => (await subscribers(channel)) === 0, 5_000);
+    } finally {
+      admin.disconnect();
+      await bus.close();
+    }
+  });
 });
 
 describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one instance', () => {
@@ -246,18 +323,70 @@ describe.skipIf(!canRunPrivateRedis)('event bus (redis): a publish lost on one i
       );
     }));
 
-  it('hands a session that ended to the publishing instance at once, even while Redis hangs', () =>
+  it.each([
+    [
+      'a session that ended',
+      (bus: EventBus, userId: string) => publishSessionsEnded(bus, userId, ['a-session']),
+      'session.revoked',
+    ],
+    ['an account deletion', publishAccountDeleted, 'account.deleted'],
+  ] as const)(
+    'hands %s to the publishing instance at once, even while Redis hangs',
+    (_what, publish, type) =>
+      onPrivateRedis(async (redis, connect) => {
+        const a = await connect();
+        const alice = user();
+        const got: Delivery[] = [];
+        await a.subscribe(alice, (d) => got.push(d));
+        redis.freeze(); // no answer: the publish times out, and may yet reach Redis
+        publish(a, alice);
+        a.publish([alice], { type: 'message.created', version: 1 }); // a client's: never twice
+        await waitUntil('the internal event', async () => got.length > 0, 2_000);
+        await new Promise((resolve) => setTimeout(resolve, 700)); // past the publish's timeout
+        expect(got.map((d) => d.event.type)).toEqual([type]);
+      }),
+  );
+
+  it('stops announcing lost publishes once Redis has taken the announcement, however many were lost', () =>
     onPrivateRedis(async (redis, connect) => {
       const a = await connect();
       const alice = user();
+      const onA: Delivery[] = [];
+      await a.subscribe(alice, (d) => onA.push(d));
+      await redis.kill();
+      // Publishes refused in several tasks, each delivered here only and each owing a resync.
+      for (let n = 1; n <= 3; n += 1) {
+        await waitUntil(`local delivery ${n}`, async () => {
+          a.publish([alice], { type: 't', n });
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          return onA.some((d) => d.event.n === n);
+        });
+      }
+      await redis.start();
+      const b = await connect(); // another instance, from here on
       const got: Delivery[] = [];
-      await a.subscribe(alice, (d) => got.push(d));
-      redis.freeze(); // no answer: the publish times out, and may yet reach Redis
-      publishSessionsEnded(a, alice, ['a-session']);
-      a.publish([alice], { type: 'message.created', version: 1 }); // a client's: never twice
-      await waitUntil('the session event', async () => got.length > 0, 2_000);
-      await new Promise((resolve) => setTimeout(resolve, 700)); // past the publish's timeout
-      expect(got.map((d) => d.event.type)).toEqual(['session.revoked']);
+      await b.subscribe(alice, (d) => got.push(d));
+      await waitUntil(
+        'A to publish through Redis again',
+        async () => {
+          a.publish([alice], { type: 't', n: 4 });
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return got.some((d) => d.event.n === 4);
+        },
+        15_000,
+      );
+      // The announcement is retried every 250 ms until Redis takes one; then it stops.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const watcher = new Redis(redis.url);
+      try {
+        let announcements = 0;
+        watcher.on('message', () => (announcements += 1));
+        await watcher.subscribe('events:resync');
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        expect(announcements).toBe(0);
+      } finally {
+        watcher.disconnect();
+      }
     }));
 
   it('reconnects a subscription whose flow was cut without a word, and asks its sockets to resync', () =>

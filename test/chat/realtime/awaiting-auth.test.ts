@@ -71,6 +71,23 @@ describe.each(backends)('chat socket: sockets waiting for authentication ($name)
     await closeAll([...waiting, elsewhere, withHeader, third, fourth]);
   });
 
+  it('gives back one place per waiting socket that leaves, never more: the cap holds after', async () => {
+    const address = '203.0.113.50';
+    const [leaving, staying] = [await rt.open(from(address)), await rt.open(from(address))];
+    const clientCloses = () => rt.metric('chat_sockets_closed_total', '{reason="client"}');
+    const before = await clientCloses();
+    leaving.close();
+    await leaving.waitClosed();
+    await expect.poll(clientCloses).toBe(before + 1); // the server has let it go
+    const more = await Promise.all(
+      Array.from({ length: AWAITING_AUTH_PER_NETWORK - 1 }, () => rt.open(from(address))),
+    );
+    const over = await rt.open(from(address));
+    expect((await over.waitClosed()).code).toBe(4429);
+    expect([staying, ...more].every((client) => client.isOpen)).toBe(true);
+    await closeAll([staying, ...more]);
+  });
+
   it('counts an IPv6 client by its /64, and an IPv4-mapped address as the IPv4 one', async () => {
     const half = AWAITING_AUTH_PER_NETWORK / 2;
     const sixes = await Promise.all(

@@ -289,6 +289,18 @@ describe.each(backends)('chat socket: typing ($name)', (backend) => {
     ]);
   });
 
+  it('is dropped once the peer has deleted the account: refused, published to nobody', async () => {
+    const { influencer, id, fanSockets } = await typingPair();
+    await influencer.call('DELETE', '/api/profile', { password: STRONG_PASSWORD });
+    const refused = () => rt.metric('chat_typing_frames_total', '{outcome="refused"}');
+    const published = () => rt.metric('chat_events_published_total', '{type="typing"}');
+    const [refusedBefore, publishedBefore] = [await refused(), await published()];
+    sendTyping(fanSockets[0]!, id);
+    await expect.poll(framesHandled).toBe(framesSent);
+    expect((await refused()) - refusedBefore).toBe(1);
+    expect(await published()).toBe(publishedBefore);
+  });
+
   it('is dropped under a block, both ways, and flows again once it is lifted', async () => {
     const { fan, influencer, id, fanSockets, peerSockets } = await typingPair();
     const everyone: Array<[SocketClient, string]> = [
