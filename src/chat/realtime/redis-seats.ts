@@ -9,35 +9,47 @@ import type { Seat, SocketSeats } from './socket-seats.js';
 
 /**
  * A user's seats are a set of `<instance>:<n>` names; an instance is alive while its key exists
- * (`beat` keeps it), so the seats of one that was killed stop counting when its key lapses, with
- * no renewal per seat. ARGV: limit, seat, the instances' key prefix, the set's time to live.
- * Answers 1 when the seat was taken, 0 when the user's live seats are all taken.
+ * (`beat` keeps it), so the seats of one that was killed (or that renamed itself) stop counting
+ * when its key goes, with no renewal per seat. `live` counts a set's seats of live instances and
+ * removes the others.
  */
-const TAKE = `
-local key, limit, seat, instances, ttl = KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
-local live = 0
-for _, member in ipairs(redis.call('SMEMBERS', key)) do
-  if redis.call('EXISTS', instances .. string.match(member, '^[^:]*')) == 1 then
-    live = live + 1
-  else
-    redis.call('SREM', key, member)
+const LIVE = `
+local function live(key, instances)
+  local count = 0
+  for _, member in ipairs(redis.call('SMEMBERS', key)) do
+    if redis.call('EXISTS', instances .. string.match(member, '^[^:]*')) == 1 then
+      count = count + 1
+    else
+      redis.call('SREM', key, member)
+    end
   end
+  return count
 end
-if live >= limit then return 0 end
+`;
+
+/**
+ * ARGV: limit, seat, the instances' key prefix, the set's time to live. Answers 1 when the seat
+ * was taken, 0 when the user's live seats are all taken.
+ */
+const TAKE = `${LIVE}
+local key, limit, seat, instances, ttl = KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
+if live(key, instances) >= limit then return 0 end
 redis.call('SADD', key, seat)
 redis.call('PEXPIRE', key, ttl)
 return 1
 `;
 
 /**
- * Writes seats this instance holds: KEYS[i] holds seat ARGV[i + 1]. Seats Redis lost (it restarted
- * empty) or never had (granted while it was away) are written again, and every user's set lives
- * another ARGV[1] ms.
+ * Writes seats this instance holds: KEYS[i] holds seat ARGV[i + 2]. Seats Redis lost (it restarted
+ * empty) or never had (granted while it was away) are written again, every user's set lives
+ * another ARGV[1] ms, and loses the seats of instances gone (ARGV[2]: their keys' prefix), which
+ * a user who opens no new socket would otherwise keep through every rename of the instance.
  */
-const REGISTER = `
-local ttl = tonumber(ARGV[1])
+const REGISTER = `${LIVE}
+local ttl, instances = tonumber(ARGV[1]), ARGV[2]
 for i, key in ipairs(KEYS) do
-  redis.call('SADD', key, ARGV[i + 1])
+  live(key, instances)
+  redis.call('SADD', key, ARGV[i + 2])
   redis.call('PEXPIRE', key, ttl)
 end
 return #KEYS
@@ -77,7 +89,7 @@ export interface SeatTiming {
   readonly seatsTtlMs: number;
 }
 
-/** Four beats a lease: three may fail (a Redis that blinks) before the instance counts as gone. */
+/** Four beats a lease: a loop stalled, or a Redis slow to answer, for three still counts alive. */
 const SEAT_TIMING: SeatTiming = {
   instanceLeaseMs: INSTANCE_LEASE_MS,
   beatEveryMs: INSTANCE_LEASE_MS / 4,
@@ -203,6 +215,10 @@ export class RedisSocketSeats implements SocketSeats {
     return this.instancesPrefix + this.instance;
   }
 
+  private registerArgs(): [number, string] {
+    return [this.timing.seatsTtlMs, this.instancesPrefix];
+  }
+
   private seatName(number: number): string {
     return `${this.instance}:${number}`;
   }
@@ -269,10 +285,10 @@ export class RedisSocketSeats implements SocketSeats {
       keys.push(this.seatsPrefix + userId);
       names.push(this.seatName(number));
       if (keys.length < REGISTER_BATCH) continue;
-      await this.redis.registerSeats(keys.length, ...keys, this.timing.seatsTtlMs, ...names);
+      await this.redis.registerSeats(keys.length, ...keys, ...this.registerArgs(), ...names);
       [keys, names] = [[], []];
     }
     if (keys.length === 0) return;
-    await this.redis.registerSeats(keys.length, ...keys, this.timing.seatsTtlMs, ...names);
+    await this.redis.registerSeats(keys.length, ...keys, ...this.registerArgs(), ...names);
   }
 }

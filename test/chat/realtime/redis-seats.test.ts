@@ -297,6 +297,18 @@ describe.skipIf(!canRunPrivateRedis)('socket seats counted in Redis', () => {
     expect(await grantable(await instance(), user)).toBe(MAX_SOCKETS_PER_USER);
   });
 
+  it("keeps no seat of a name it gave up in a user's set, though the user opens no new socket", async () => {
+    const a = await instance(redis.url, rarelyBeating);
+    const user = randomUUID();
+    await takeAll(a, user, 2);
+    for (let round = 0; round < 3; round++) {
+      const name = internals(a).instance;
+      redis.cli('CLIENT', 'KILL', 'TYPE', 'normal'); // each reconnection: a new name
+      await renamed(a, name);
+    }
+    await waitUntil('only the two seats held', () => seatCount(user) === 2);
+  });
+
   it('frees in Redis a seat whose removal Redis refused (writes refused, the connection kept)', async () => {
     const a = await instance(redis.url, rarelyBeating);
     const user = randomUUID();
