@@ -16,6 +16,7 @@ import { openEventBus } from './events/open-bus.js';
 import { countingPublications } from './events/counted-bus.js';
 import { ChatGateway, type GatewayOptions } from './chat/realtime/gateway.js';
 import { chatSocketRoutes, registerWebSockets } from './chat/realtime/routes.js';
+import { openSocketSeats, type SocketSeats } from './chat/realtime/socket-seats.js';
 import { migrate } from './db/migrate.js';
 import { authenticate } from './http/authenticate.js';
 import { crossOriginRefusalHeaders, crossOriginRequests } from './http/cors.js';
@@ -62,7 +63,6 @@ import { createCursorCodec } from './http/cursor.js';
 import { createTextDigests } from './chat/message-text.js';
 import { deleteInfluencerData } from './influencer/account-deletion.js';
 import { influencerRoutes } from './influencer/routes.js';
-import { openSocketSeats, type SocketSeats } from './chat/realtime/socket-seats.js';
 import { Influencer } from './influencer/fields.js';
 
 /** What tests (and the benchmark) may substitute; production uses the defaults. */
@@ -231,6 +231,7 @@ export async function buildApp(
     await delivery.stop();
     await limitStore.close();
     await events.close();
+    await seats.close();
     await db.destroy();
     if (probeDb !== db) await probeDb.destroy();
   });
@@ -260,7 +261,6 @@ export async function buildApp(
   };
 
   // First: its hooks must see an upgrade before any other hook can refuse it.
-  app.addHook('onClose', async () => seats.close());
   const deps = { ctx, metrics: metrics.realtime, log: app.log, databaseOutage, seats };
   const gateway = await registerWebSockets(app, new ChatGateway(deps, overrides.realtime));
   // Before every hook that may refuse: a page reads a refusal only with its CORS headers.

@@ -240,7 +240,8 @@ export class RedisSocketSeats implements SocketSeats {
    */
   private async release(number: number): Promise<void> {
     const userId = this.held.get(number);
-    if (userId === undefined || !this.held.delete(number)) return;
+    if (userId === undefined) return; // given back already
+    this.held.delete(number);
     await this.attempt(() => this.redis.srem(this.seatsPrefix + userId, this.seatName(number)));
   }
 
@@ -277,7 +278,11 @@ export class RedisSocketSeats implements SocketSeats {
     return this.renaming;
   }
 
-  /** Every held seat written to Redis under the current name, in batches; rejects at a failure. */
+  /**
+   * Every held seat written to Redis under the current name, in batches; rejects at a failure.
+   * The map is walked live, not copied: a seat given back while an earlier batch is on its way is
+   * no longer there, so no later batch writes it back after its removal.
+   */
   private async registerHeld(): Promise<void> {
     let keys: string[] = [];
     let names: string[] = [];

@@ -67,8 +67,8 @@ export class SocketRegistry {
       this.detach(userId, socket);
       return false;
     }
-    // Closed, or closing, while its seat was being taken: it holds no seat.
-    if (!socket.isOpen || !user.sockets.has(socket)) {
+    // Closed, or closing, while its seat was being taken (removed or not yet): it holds no seat.
+    if (!socket.isOpen) {
       await seat.release();
       return false;
     }

@@ -95,30 +95,30 @@ describe("the registry and its sockets' seats", () => {
     expect(seats.held).toBe(5);
   });
 
-  it('gives back the seat of a socket that closed while its seat was being taken', async () => {
-    const seats = new RecordingSeats();
-    const { registry, socketOf } = registryWith(seats);
-    const answer = seats.holdTakes();
-    const { ws, socket } = socketOf(randomUUID());
-    const attached = registry.attach(socket);
-    ws.terminate();
-    registry.remove(socket);
-    answer();
-    expect(await attached).toBe(false);
-    expect(seats.held).toBe(0);
-  });
-
-  it('gives back the seat of a socket the server closed while its seat was being taken', async () => {
-    const seats = new RecordingSeats();
-    const { registry, socketOf } = registryWith(seats);
-    const answer = seats.holdTakes();
-    const { socket } = socketOf(randomUUID());
-    const attached = registry.attach(socket);
-    socket.close(Closures.sessionEnded); // its client has not answered: still listed
-    answer();
-    expect(await attached).toBe(false);
-    expect(seats.held).toBe(0);
-  });
+  it.each([
+    [
+      'its client closed',
+      (ws: FakeWs, socket: ChatSocket, registry: SocketRegistry) => {
+        ws.terminate();
+        registry.remove(socket);
+      },
+    ],
+    // Its client has not answered the close frame: the socket is still listed.
+    ['the server closed', (_ws: FakeWs, socket: ChatSocket) => socket.close(Closures.sessionEnded)],
+  ] as const)(
+    'gives back the seat of a socket %s while its seat was being taken',
+    async (_how, closeIt) => {
+      const seats = new RecordingSeats();
+      const { registry, socketOf } = registryWith(seats);
+      const answer = seats.holdTakes();
+      const { ws, socket } = socketOf(randomUUID());
+      const attached = registry.attach(socket);
+      closeIt(ws, socket, registry);
+      answer();
+      expect(await attached).toBe(false);
+      expect(seats.held).toBe(0);
+    },
+  );
 
   it('frees the seat as the server closes a socket, before its client answers', async () => {
     const seats = new RecordingSeats();
